@@ -1,0 +1,21 @@
+with source as (
+
+    select * from {{ source('lake', 'qa_inspections') }}
+
+),
+
+renamed as (
+
+    select
+        inspection_run_id,
+        question_id,
+        inspector,
+        verdict,
+        score,
+        reason,
+        created_at
+    from source
+
+)
+
+select * from renamed

@@ -1,0 +1,69 @@
+"""The `finrag` command line. Each verb lives in its own module (python_jobs/<module>.py, attribute `command`)
+and is imported only when it runs, so `finrag sql` does not pay for torch."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+
+import click
+
+from .config import HOME_ENV
+from .errors import InputError
+
+# verb -> module that defines `command` (a click command or group)
+VERBS: dict[str, str] = {
+    "ingest": "python_jobs.ingest",
+    "chunk": "python_jobs.chunk",
+    "synth": "python_jobs.synth",
+    "index": "python_jobs.index",
+    "retrieve": "python_jobs.retrieve",
+    "export-run": "python_jobs.export_run",
+    "build": "python_jobs.build",
+    "sql": "python_jobs.sql",
+    "report": "python_jobs.report",
+    "demo": "python_jobs.demo",
+    "topics": "python_jobs.topics",
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(v for v, m in VERBS.items() if importlib.util.find_spec(m) is not None)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        module = VERBS.get(name)
+        if module is None or importlib.util.find_spec(module) is None:
+            return None
+        return importlib.import_module(module).command
+
+
+@click.group(cls=LazyGroup)
+@click.option("--home", envvar=HOME_ENV, default=None, help=f"Warehouse home (default ${HOME_ENV} or ./warehouse).")
+def cli(home: str | None) -> None:
+    """FinRAG Warehouse jobs: ingest, chunk, index, retrieve, build, query."""
+    if home:
+        # every job and dbt read the home from the environment; make the flag win for this process and children
+        os.environ[HOME_ENV] = os.path.abspath(home)
+
+
+def main() -> None:
+    try:
+        cli.main(standalone_mode=False)
+    except InputError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+
+
+if __name__ == "__main__":
+    main()
