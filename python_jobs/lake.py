@@ -246,8 +246,7 @@ def validate(frame: pl.DataFrame, c: Contract, lake: Lake | None = None) -> pl.D
         if hi is not None:
             fail(s.is_not_null() & (s > hi), col, f"value above {hi}")
     key = list(c.key)
-    dup = frame.select(key).is_duplicated()
-    fail(dup, key[-1], f"duplicate key {tuple(key)}")
+    fail(~frame.select(pl.struct(key).is_first_distinct()).to_series(), key[-1], f"duplicate key {tuple(key)}")
     if lake is not None and c.partition not in key:
         # keys are unique across the whole table, not just within one load
         for value in lake.partitions(c.name):

@@ -1,0 +1,30 @@
+# Two entry points for a fresh machine (see README): `make demo` (the main job) and `make test`.
+# Both create or reuse the virtual environment at .venv; it is rebuilt when pyproject.toml changes.
+
+PYTHON ?= python3.11
+VENV := .venv
+STAMP := $(VENV)/.installed-$(shell sha256sum pyproject.toml | cut -c1-16)
+PYTEST_ARGS ?= -n 2
+
+.PHONY: demo test install clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) not found (set PYTHON=...)"; exit 1; }
+	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --upgrade pip
+	# the CPU build of torch first, or a dependency pulls a multi-GB CUDA build
+	$(VENV)/bin/pip install --quiet torch==2.13.0
+	$(VENV)/bin/pip install --quiet -e ".[dev]"
+	rm -f $(VENV)/.installed-*
+	touch $@
+
+demo: $(STAMP)
+	$(VENV)/bin/finrag demo
+
+test: $(STAMP)
+	HF_HUB_OFFLINE=1 $(VENV)/bin/pytest $(PYTEST_ARGS)
+
+clean:
+	rm -rf warehouse target logs
