@@ -113,7 +113,7 @@ class Lake:
         for table, value, frame in frames:
             c = contract(table)
             check_id(value, f"{c.partition} for {table}")
-            prepared.append((c, value, validate(self._stamp(frame, c, value), c, self)))
+            prepared.append((c, value, validate(self._stamp(frame, c, value), c, self, value)))
         txid = uuid.uuid4().hex
         stage = self._staging / txid
         moves = []
@@ -212,7 +212,7 @@ def _where(frame: pl.DataFrame, i: int) -> dict[str, object]:
     return out
 
 
-def validate(frame: pl.DataFrame, c: Contract, lake: Lake | None = None) -> pl.DataFrame:
+def validate(frame: pl.DataFrame, c: Contract, lake: Lake | None = None, partition_value: str | None = None) -> pl.DataFrame:
     """Check a frame against its contract; raise InputError naming table, file/line (or row) and field."""
     unknown = [x for x in frame.columns if x not in c.schema and x not in _ORIGIN]
     if unknown:
@@ -247,10 +247,10 @@ def validate(frame: pl.DataFrame, c: Contract, lake: Lake | None = None) -> pl.D
             fail(s.is_not_null() & (s > hi), col, f"value above {hi}")
     key = list(c.key)
     fail(~frame.select(pl.struct(key).is_first_distinct()).to_series(), key[-1], f"duplicate key {tuple(key)}")
-    if lake is not None and c.partition not in key:
+    if lake is not None and c.partition not in key and frame.height:
         # keys are unique across the whole table, not just within one load
         for value in lake.partitions(c.name):
-            if value == frame[c.partition][0]:
+            if value == partition_value:
                 continue
             other = pl.read_parquet(lake.partition_path(c.name, value), columns=key)
             clash = frame.select(key).with_row_index("_i").join(other, on=key, how="inner")

@@ -170,3 +170,11 @@ def test_sigkill_never_leaves_a_partial_partition(home: Path) -> None:
         frame = Lake(home).read("documents")
         assert frame.height == 200_000
         assert frame["title"].n_unique() == 1  # one whole landing, never a mix of two
+
+
+def test_an_empty_load_lands_beside_others(home: Path) -> None:
+    lake = Lake(home)
+    lake.land_one("documents", "a", docs(["d1"]))
+    lake.land_one("documents", "b", docs([]))
+    assert lake.partitions("documents") == ["a", "b"]
+    assert lake.read("documents")["doc_id"].to_list() == ["d1"]
