@@ -239,7 +239,9 @@ def financebench_cmd(questions_path: Path, documents_path: Path, pdf_dir: Path |
         q_rows.append({
             "question_id": q.financebench_id, "dataset": dataset, "split": "test", "question": q.question,
             "reference_answers": [q.answer], "task": None, "topic_path": None, "question_type": q.question_type,
-            "question_reasoning": q.question_reasoning, "source": "human",
+            # `finrag synth` labels its template-made questions SYNTHETIC; FinanceBench's own are human-written
+            "question_reasoning": q.question_reasoning,
+            "source": "generated" if q.dataset_subset_label == "SYNTHETIC" else "human",
             "meta": json.dumps(meta, sort_keys=True, ensure_ascii=False), "_file": qfile, "_line": line,
         })
         for i, e in enumerate(q.evidence):

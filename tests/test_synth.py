@@ -194,7 +194,9 @@ def test_ingest_and_chunk_the_synthetic_set(corpus: dict, home: Path, finrag) ->
     assert n_pages == {name: len(texts) for name, texts in corpus["pages"].items()}
     pages = lake.read("pages", where={"dataset": "synth"})
     assert pages.height == sum(n_pages.values())
-    assert lake.read("questions", where={"dataset": "synth"}).height == 60
+    questions = lake.read("questions", where={"dataset": "synth"})
+    assert questions.height == 60
+    assert questions["source"].unique().to_list() == ["generated"]  # template-made, not human-written
     evidence = lake.read("evidence", where={"dataset": "synth"})
     assert evidence.height == sum(len(q["evidence"]) for q in corpus["questions"])
     # the ingested page text of every gold page holds the evidence
