@@ -1,0 +1,154 @@
+-- The leaderboard's means by question slice (long format): run x dimension x value x granularity x metric x k.
+-- Dimensions: dataset, doc_type / company / sector (of the question's primary gold document), question_type, task,
+-- topic_l1 / topic_l2 / topic_l3 (value = the topic path down to that level, 'a/b/c'), and topic_x_task (the
+-- OmniEval topic x task matrix at the second topic level). Questions without a value for a dimension are left
+-- out of that dimension; a question missing from dim_questions (a TREC-only dataset: qrels and runs without
+-- queries) is sliced by the run's dataset alone.
+
+{{
+    config(
+        materialized='incremental',
+        unique_key='run_id',
+        incremental_strategy='delete+insert',
+        post_hook="{{ retrieval_drop_vanished_runs() }}",
+    )
+}}
+
+{%- set dimensions = ['dataset', 'doc_type', 'question_type', 'task', 'topic_l1', 'topic_l2', 'topic_l3', 'company', 'sector'] %}
+
+with runs as (
+
+    select run_id, dataset, slice_version
+    from {{ ref('int_retrieval_runs') }}
+    where {{ retrieval_runs_to_process('slice_version') }}
+
+),
+
+question_scores as (
+
+    select *
+    from {{ ref('fct_retrieval_question_scores') }}
+    where {{ retrieval_runs_to_process('slice_version') }}
+
+),
+
+questions as (
+
+    select
+        question_id,
+        dataset,
+        doc_type,
+        question_type,
+        task,
+        topic_l1,
+        case when topic_l2 is not null then topic_l1 || '/' || topic_l2 end as topic_l2,
+        case when topic_l3 is not null then topic_l1 || '/' || topic_l2 || '/' || topic_l3 end as topic_l3,
+        company,
+        sector
+    from {{ ref('dim_questions') }}
+
+),
+
+sliced_scores as (
+
+    select
+        question_scores.*,
+        coalesce(questions.dataset, runs.dataset) as dataset,
+        {%- for dimension in dimensions if dimension != 'dataset' %}
+        questions.{{ dimension }}{{ "," if not loop.last }}
+        {%- endfor %}
+    from question_scores
+    inner join runs on runs.run_id = question_scores.run_id
+    left join questions on questions.question_id = question_scores.question_id
+
+),
+
+slice_means as (
+
+    select
+        run_id,
+        granularity,
+        k,
+        {%- for dimension in dimensions %}
+        grouping({{ dimension }}) as {{ dimension }}__grouped,
+        {{ dimension }},
+        {%- endfor %}
+        count(*) filter (where question_in_run) as n_questions,
+        count(*) as n_questions_complete,
+        {%- for column, metric in retrieval_metric_columns() %}
+        avg({{ column }}) filter (where question_in_run) as {{ metric }}__mean,
+        avg({{ column }}) as {{ metric }}__mean_complete{{ "," if not loop.last }}
+        {%- endfor %}
+    from sliced_scores
+    group by grouping sets (
+        {%- for dimension in dimensions %}
+        (run_id, granularity, k, {{ dimension }}),
+        {%- endfor %}
+        (run_id, granularity, k, topic_l2, task)
+    )
+
+),
+
+labelled_slices as (
+
+    select
+        *,
+        case
+            when topic_l2__grouped = 0 and task__grouped = 0 then 'topic_x_task'
+            {%- for dimension in dimensions %}
+            when {{ dimension }}__grouped = 0 then '{{ dimension }}'
+            {%- endfor %}
+        end as dimension,
+        case
+            when topic_l2__grouped = 0 and task__grouped = 0 then topic_l2 || ' x ' || task
+            {%- for dimension in dimensions %}
+            when {{ dimension }}__grouped = 0 then cast({{ dimension }} as varchar)
+            {%- endfor %}
+        end as dimension_value
+    from slice_means
+
+),
+
+metric_means as (
+
+    {%- for column, metric in retrieval_metric_columns() %}
+    select
+        run_id,
+        dimension,
+        dimension_value,
+        granularity,
+        '{{ metric }}' as metric,
+        k,
+        {{ metric }}__mean as mean,
+        n_questions,
+        {{ metric }}__mean_complete as mean_complete,
+        n_questions_complete
+    from labelled_slices
+    where dimension_value is not null
+      and {{ metric }}__mean_complete is not null
+    {{ "union all" if not loop.last }}
+    {%- endfor %}
+
+),
+
+final as (
+
+    select
+        metric_means.run_id,
+        metric_means.dimension,
+        metric_means.dimension_value,
+        metric_means.granularity,
+        metric_means.metric,
+        metric_means.k,
+        metric_means.mean,
+        metric_means.n_questions,
+        metric_means.mean_complete,
+        metric_means.n_questions_complete,
+        runs.slice_version
+    from metric_means
+    inner join runs on runs.run_id = metric_means.run_id
+    where metric_means.n_questions > 0
+
+)
+
+select * from final

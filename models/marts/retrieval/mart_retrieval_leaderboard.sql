@@ -1,0 +1,89 @@
+-- Mean retrieval metrics per run x granularity x metric x k. `mean` averages the questions of the qrels the run
+-- retrieved for (trec_eval's default); `mean_complete` also counts the qrels questions missing from the run as 0
+-- (trec_eval -c). map / mrr / ndcg / precision / recall are the means of AP@k / RR@k / nDCG@k / P@k / Recall@k;
+-- k = 0 is the whole ranking (trec_eval map, recip_rank, ndcg).
+
+{{
+    config(
+        materialized='incremental',
+        unique_key='run_id',
+        incremental_strategy='delete+insert',
+        post_hook="{{ retrieval_drop_vanished_runs() }}",
+    )
+}}
+
+with runs as (
+
+    select run_id, dataset, retriever, condition, source, run_version
+    from {{ ref('int_retrieval_runs') }}
+    where {{ retrieval_runs_to_process() }}
+
+),
+
+question_scores as (
+
+    select *
+    from {{ ref('fct_retrieval_question_scores') }}
+    where {{ retrieval_runs_to_process() }}
+
+),
+
+run_means as (
+
+    select
+        run_id,
+        granularity,
+        k,
+        count(*) filter (where question_in_run) as n_questions,
+        count(*) as n_questions_complete,
+        {%- for column, metric in retrieval_metric_columns() %}
+        avg({{ column }}) filter (where question_in_run) as {{ metric }}__mean,
+        avg({{ column }}) as {{ metric }}__mean_complete{{ "," if not loop.last }}
+        {%- endfor %}
+    from question_scores
+    group by run_id, granularity, k
+
+),
+
+metric_means as (
+
+    {%- for column, metric in retrieval_metric_columns() %}
+    select
+        run_id,
+        granularity,
+        '{{ metric }}' as metric,
+        k,
+        {{ metric }}__mean as mean,
+        n_questions,
+        {{ metric }}__mean_complete as mean_complete,
+        n_questions_complete
+    from run_means
+    where {{ metric }}__mean_complete is not null
+    {{ "union all" if not loop.last }}
+    {%- endfor %}
+
+),
+
+final as (
+
+    select
+        metric_means.run_id,
+        runs.dataset,
+        runs.retriever,
+        runs.condition,
+        runs.source,
+        metric_means.granularity,
+        metric_means.metric,
+        metric_means.k,
+        metric_means.mean,
+        metric_means.n_questions,
+        metric_means.mean_complete,
+        metric_means.n_questions_complete,
+        runs.run_version
+    from metric_means
+    inner join runs on runs.run_id = metric_means.run_id
+    where metric_means.n_questions > 0
+
+)
+
+select * from final
