@@ -441,21 +441,33 @@ def trec_run_cmd(path: Path, dataset: str, run_id: str, fmt: str, only_known_que
         if not parsed:
             raise InputError(f"no row of the run names a question of dataset {dataset!r}", file=file, field=topic_field)
     known_docs = existing_ids(lake, "documents", dataset, "doc_id")
+    # a docno may also be a chunk id of the dataset (a run exported by `finrag export-run`): its doc and pages
+    # then come from the chunks table, so the run scores at chunk, page and doc level like the original
+    chunk_rows = lake.read("chunks", where={"dataset": dataset},
+                           columns=["chunk_id", "doc_id", "chunker_id", "page_start", "page_end"])
+    chunks = {r[0]: r[1:] for r in chunk_rows.iter_rows()}
     for line, topic, docno, *_ in parsed:
         if known_questions is not None and topic not in known_questions:
             raise InputError(f"unknown question {topic!r}: dataset {dataset!r} has questions and this is not one",
                              file=file, line=line, field=topic_field)
-        if known_docs is not None and docno not in known_docs:
-            raise InputError(f"unknown document {docno!r}: dataset {dataset!r} has documents and this is not one",
-                             file=file, line=line, field=doc_field)
+        if known_docs is not None and docno not in known_docs and docno not in chunks:
+            raise InputError(f"unknown document {docno!r}: dataset {dataset!r} has documents and this is neither "
+                             f"one of them nor one of its chunks", file=file, line=line, field=doc_field)
+    chunkers = {chunks[d][1] for _, _, d, *_ in parsed if d in chunks and d not in (known_docs or ())}
+    if len(chunkers) > 1:
+        raise InputError(f"docnos are chunks of several chunkers ({', '.join(sorted(chunkers))})", file=file,
+                         field=doc_field)
 
     rank: Counter[str] = Counter()
     res_rows = []
     for line, topic, docno, score, _file_rank, _tag in parsed:
         rank[topic] += 1  # line order within the question; trec_eval's score order is the metrics models' job
+        doc_id, page_start, page_end = docno, None, None
+        if docno in chunks and docno not in (known_docs or ()):
+            doc_id, _chunker, page_start, page_end = chunks[docno]
         res_rows.append({
-            "run_id": run_id, "question_id": topic, "rank": rank[topic], "chunk_id": docno, "doc_id": docno,
-            "page_start": None, "page_end": None, "score": score, "_file": file, "_line": line,
+            "run_id": run_id, "question_id": topic, "rank": rank[topic], "chunk_id": docno, "doc_id": doc_id,
+            "page_start": page_start, "page_end": page_end, "score": score, "_file": file, "_line": line,
         })
     sha = file_sha256(path)
     params = {
@@ -467,7 +479,8 @@ def trec_run_cmd(path: Path, dataset: str, run_id: str, fmt: str, only_known_que
     }
     run_row = {
         "run_id": run_id, "dataset": dataset, "retriever": retriever, "condition": "full", "k": max(rank.values()),
-        "embedder": None, "reranker": None, "chunker_id": None, "params": json.dumps(params, sort_keys=True),
+        "embedder": None, "reranker": None, "chunker_id": next(iter(chunkers), None),
+        "params": json.dumps(params, sort_keys=True),
         "config_hash": sha, "source": "trec",
     }
     land(lake, [("retrieval_runs", run_id, frame("retrieval_runs", [run_row], origin=False)),

@@ -1,0 +1,189 @@
+"""`finrag retrieve`: run a retriever over a dataset's questions and land the run (SPEC §4).
+
+The dataset's questions (lake `questions`) are the queries; its chunks partition is the corpus (a BEIR dataset's
+corpus entries, chunker id `corpus`). A run lands as one `retrieval_runs` row plus its `retrieval_results`
+(rank 1..k per question, source 'finrag') in one atomic landing. The run id is derived from the config hash unless
+given, and re-running the same config replaces its partitions.
+
+Conditions: under `oracle_doc` / `oracle_page` each question's search is restricted (before ranking) to its gold
+documents / gold pages from the lake `evidence`; questions without evidence (or without gold page numbers, for
+oracle_page) are skipped and counted in params.n_skipped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import re
+import time
+from dataclasses import asdict
+
+import click
+import polars as pl
+from tqdm import tqdm
+
+from .config import warehouse_home
+from .contracts import CONDITIONS
+from .errors import InputError
+from .index import read_chunks, resolve_chunker
+from .lake import Lake, check_id
+from .models import DEFAULT_EMBEDDER, LONG_TEXT_MODES, resolve
+from .retrievers import FIRST_STAGES, RETRIEVERS, Context, Query, RetrieverConfig, build, default_top_n, stage_names
+from .retrievers.conditions import restrictions
+from .vectors import SEARCH_MODES
+
+VERSIONED = ("lancedb", "bm25s", "sentence-transformers", "transformers", "torch", "numpy", "polars", "FlagEmbedding")
+
+
+def package_versions() -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    for name in VERSIONED:
+        try:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def normalise(cfg: RetrieverConfig, k: int) -> RetrieverConfig:
+    """Drop settings the retriever does not use, so they neither enter the hash nor mislead in params."""
+    names = stage_names(cfg.retriever, cfg.first_stage)
+    dense = "dense" in names
+    keywords = "keywords" in names
+    return RetrieverConfig(
+        retriever=cfg.retriever,
+        first_stage=names[1] if cfg.retriever in ("rerank", "keywords", "parent_child") else None,
+        embedder=resolve(cfg.embedder)[0] if dense else None,
+        long_text=cfg.long_text if dense else "n/a",
+        dense_search=cfg.dense_search if dense else "n/a",
+        reranker=cfg.reranker if "rerank" in names else None,
+        rrf_k=cfg.rrf_k if "hybrid" in names else 0,
+        top_n=default_top_n(cfg, k),
+        n_keywords=cfg.n_keywords if keywords else 0,
+        feedback_docs=cfg.feedback_docs if keywords else 0,
+        feedback_terms=cfg.feedback_terms if keywords else 0,
+    )
+
+
+def config_hash(dataset: str, chunker_id: str, condition: str, k: int, cfg: RetrieverConfig) -> str:
+    blob = json.dumps({"dataset": dataset, "chunker_id": chunker_id, "condition": condition, "k": k, **asdict(cfg)},
+                      sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def default_run_id(dataset: str, condition: str, cfg: RetrieverConfig, digest: str) -> str:
+    ds = re.sub(r"[^A-Za-z0-9_.-]", "_", dataset)[:60]
+    return f"{ds}-{cfg.retriever}-{condition}-{digest[:10]}"
+
+
+def run_retrieval(home, dataset: str, retriever: str, k: int = 10, condition: str = "full",
+                  chunker_id: str | None = None, embedder: str | None = DEFAULT_EMBEDDER, long_text: str = "window",
+                  dense_search: str = "flat", reranker: str | None = None, first_stage: str | None = None,
+                  rrf_k: int = 60, top_n: int | None = None, n_keywords: int = 8, feedback_docs: int = 3,
+                  feedback_terms: int = 5, run_id: str | None = None, batch_size: int = 64,
+                  progress: bool = True) -> dict[str, object]:
+    if retriever not in RETRIEVERS:
+        raise InputError(f"unknown retriever {retriever!r}; one of {RETRIEVERS}", field="retriever")
+    if condition not in CONDITIONS:
+        raise InputError(f"unknown condition {condition!r}; one of {CONDITIONS}", field="condition")
+    if k < 1:
+        raise InputError(f"k must be >= 1, got {k}", field="k")
+    if rrf_k < 1:
+        raise InputError(f"--rrf-k must be >= 1, got {rrf_k}", field="rrf_k")
+    lake = Lake(home)
+    chunker_id = resolve_chunker(lake, dataset, chunker_id)
+    cfg = normalise(RetrieverConfig(retriever, first_stage, embedder, long_text, dense_search, reranker, rrf_k, top_n,
+                                    n_keywords, feedback_docs, feedback_terms), k)
+    digest = config_hash(dataset, chunker_id, condition, k, cfg)
+    run_id = check_id(run_id or default_run_id(dataset, condition, cfg, digest), "run id")
+
+    questions = lake.read("questions", where={"dataset": dataset}).sort("question_id")
+    if questions.height == 0:
+        raise InputError(f"no questions for dataset {dataset!r}: ingest them first", field="dataset")
+    chunks = read_chunks(lake, dataset, chunker_id)
+    limits = restrictions(condition, lake.read("evidence", where={"dataset": dataset}))
+    queries = [
+        Query(qid, text, limits.get(qid))
+        for qid, text in questions.select("question_id", "question").iter_rows()
+        if condition == "full" or qid in limits
+    ]
+    ctx = Context(lake.home, dataset, chunker_id, chunks, cfg.embedder, cfg.long_text, cfg.dense_search,
+                  batch_size, progress)
+    engine = build(cfg, ctx, "top", k)
+
+    t0 = time.perf_counter()
+    engine.search([], k)  # builds in-memory indexes, opens LanceDB, loads models: timed apart from the queries
+    prepare_seconds = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    hits = []
+    step = max(batch_size, 1) * 4
+    with tqdm(total=len(queries), desc=f"retrieve {retriever}/{condition}", unit="q", disable=not progress) as bar:
+        for start in range(0, len(queries), step):
+            batch = queries[start : start + step]
+            hits.extend(engine.search(batch, k))
+            bar.update(len(batch))
+    seconds = time.perf_counter() - t0
+
+    rows = [
+        {"question_id": q.question_id, "rank": r, "chunk_id": h.chunk_id, "score": h.score}
+        for q, qh in zip(queries, hits)
+        for r, h in enumerate(qh[:k], start=1)
+    ]
+    meta = chunks.select("chunk_id", "doc_id", "page_start", "page_end")
+    results = (
+        pl.DataFrame(rows, schema={"question_id": pl.String, "rank": pl.Int32, "chunk_id": pl.String, "score": pl.Float64})
+        .join(meta, on="chunk_id", how="left")
+        .with_columns(pl.lit(run_id).alias("run_id"))
+        .sort("question_id", "rank")
+    )
+    params = {
+        **asdict(cfg), "dataset": dataset, "chunker_id": chunker_id, "condition": condition, "k": k,
+        "batch_size": batch_size, "n_questions": questions.height, "n_queried": len(queries),
+        "n_skipped": questions.height - len(queries), "n_with_results": results["question_id"].n_unique(),
+        "corpus_chunks": chunks.height, "prepare_seconds": round(prepare_seconds, 3), "seconds": round(seconds, 3),
+        "queries_per_s": round(len(queries) / seconds, 2) if seconds > 0 else None, "versions": package_versions(),
+    }
+    run = pl.DataFrame(
+        [{
+            "run_id": run_id, "dataset": dataset, "retriever": retriever, "condition": condition, "k": k,
+            "embedder": cfg.embedder, "reranker": cfg.reranker, "chunker_id": chunker_id,
+            "params": json.dumps(params, sort_keys=True), "config_hash": digest, "source": "finrag",
+        }]
+    )
+    lake.land([("retrieval_runs", run_id, run), ("retrieval_results", run_id, results)])
+    return {"run_id": run_id, "questions": len(queries), "skipped": params["n_skipped"], "rows": results.height,
+            "seconds": params["seconds"], "queries_per_s": params["queries_per_s"]}
+
+
+@click.command("retrieve")
+@click.option("--retriever", type=click.Choice(RETRIEVERS), required=True)
+@click.option("--dataset", required=True, help="Dataset whose questions are the queries and chunks the corpus.")
+@click.option("--k", "k", type=int, default=10, show_default=True, help="Results per question.")
+@click.option("--condition", type=click.Choice(CONDITIONS), default="full", show_default=True)
+@click.option("--chunker-id", default=None, help="Chunks partition to search (default: the dataset's only one).")
+@click.option("--embedder", default=DEFAULT_EMBEDDER, show_default=True, help="Embedder of the LanceDB vectors.")
+@click.option("--long-text", type=click.Choice(LONG_TEXT_MODES), default="window", show_default=True,
+              help="Which vectors of that embedder (as indexed).")
+@click.option("--dense-search", type=click.Choice(SEARCH_MODES), default="flat", show_default=True,
+              help="Exact scan, or the IVF_PQ index built by `finrag index --ann`.")
+@click.option("--first-stage", type=click.Choice(FIRST_STAGES), default=None,
+              help="Inner retriever of rerank / keywords / parent_child (default dense; bm25 for keywords).")
+@click.option("--reranker", default=None, help="Cross-encoder name or local path (flag: prefix = FlagReranker).")
+@click.option("--top-n", type=int, default=None,
+              help="First-stage depth: rerank 20 (200 for two-stage), hybrid 100, parent_child max(100, 10k) children.")
+@click.option("--rrf-k", type=int, default=60, show_default=True, help="Reciprocal rank fusion constant.")
+@click.option("--n-keywords", type=int, default=8, show_default=True, help="keywords: query terms kept.")
+@click.option("--feedback-docs", type=int, default=3, show_default=True, help="keywords: feedback documents.")
+@click.option("--feedback-terms", type=int, default=5, show_default=True, help="keywords: feedback terms added.")
+@click.option("--run-id", default=None, help="Run id (default: derived from the config hash).")
+@click.option("--batch-size", type=int, default=64, show_default=True, help="Query encoding / search batch size.")
+def command(retriever: str, dataset: str, k: int, condition: str, chunker_id: str | None, embedder: str,
+            long_text: str, dense_search: str, first_stage: str | None, reranker: str | None, top_n: int | None,
+            rrf_k: int, n_keywords: int, feedback_docs: int, feedback_terms: int, run_id: str | None,
+            batch_size: int) -> None:
+    """Run a retriever over a dataset's questions; land retrieval_runs + retrieval_results."""
+    out = run_retrieval(warehouse_home(), dataset, retriever, k, condition, chunker_id, embedder, long_text,
+                        dense_search, reranker, first_stage, rrf_k, top_n, n_keywords, feedback_docs, feedback_terms,
+                        run_id, batch_size)
+    click.echo(" ".join(f"{key}={v}" for key, v in out.items()))
