@@ -26,6 +26,10 @@ VERBS: dict[str, str] = {
     "report": "python_jobs.report",
     "demo": "python_jobs.demo",
     "topics": "python_jobs.topics",
+    "answer": "python_jobs.answer",
+    "llm-serve": "python_jobs.llm_serve",
+    "import-answers": "python_jobs.import_answers",
+    "export-answers": "python_jobs.export_answers",
 }
 
 

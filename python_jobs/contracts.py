@@ -215,6 +215,9 @@ CONTRACTS: dict[str, Contract] = {
                 "answer": pl.String,
                 "prompt": pl.String,
                 "context_chunk_ids": pl.List(pl.String),
+                # JSON list of the passages put into the prompt, in order: [{"doc_ids": [...], "chunk_id": ...,
+                # "text": ... (answer files only; finrag runs take the text from chunks)}]
+                "passages": pl.String,
                 "prompt_tokens": pl.Int32,
                 "completion_tokens": pl.Int32,
                 "latency_ms": pl.Float64,
@@ -267,7 +270,9 @@ CONTRACTS: dict[str, Contract] = {
         _contract(
             "llm_calls",
             "batch_id",
-            ("request_hash",),
+            # a request that failed in one job and succeeded in a later one has a row in each job's batch; the
+            # cache reads rows with error is null (python_jobs/llm.py)
+            ("request_hash", "batch_id"),
             {
                 "request_hash": pl.String,
                 "batch_id": pl.String,
@@ -280,6 +285,7 @@ CONTRACTS: dict[str, Contract] = {
                 "latency_ms": pl.Float64,
                 "cost_usd": pl.Float64,
                 "error": pl.String,
+                "attempts": pl.Int32,  # HTTP tries of this call (retries included)
             },
             not_null=("model", "purpose"),
         ),

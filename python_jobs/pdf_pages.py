@@ -105,30 +105,30 @@ def extract_pages(pdfs: list[PdfInfo], workers: int = 2) -> dict[Path, list[str]
     todo = [p for p in pdfs if p.path not in done]
     tasks = [(str(p.path), s, min(s + SPAN, p.n_pages)) for p in todo for s in range(0, p.n_pages, SPAN)]
     out: dict[str, list[str | None]] = {str(p.path): [None] * p.n_pages for p in todo}
-    total = sum(p.n_pages for p in todo)
     workers = max(1, min(workers, 2, os.cpu_count() or 1, len(tasks) or 1))
-    try:
-        fresh = _run(tasks, out, total, workers) if tasks else {}
-    except RuntimeError as exc:
-        raise InputError(f"pypdf could not extract text: {exc}", field="<pdf>") from None
+    with tqdm(total=sum(p.n_pages for p in pdfs), unit="page", desc="pdf pages") as bar:
+        bar.update(sum(len(t) for t in done.values()))  # cached pages count as done
+        try:
+            fresh = _run(tasks, out, bar, workers) if tasks else {}
+        except RuntimeError as exc:
+            raise InputError(f"pypdf could not extract text: {exc}", field="<pdf>") from None
     for p in todo:
         _store(p, fresh[p.path])
     return {**done, **fresh}
 
 
-def _run(tasks, out, total: int, workers: int) -> dict[Path, list[str]]:
-    with tqdm(total=total, unit="page", desc="pdf pages", disable=False) as bar:
-        if workers == 1:
-            for t in tasks:
-                path, start, texts = _extract_span(*t)
+def _run(tasks, out, bar: tqdm, workers: int) -> dict[Path, list[str]]:
+    if workers == 1:
+        for t in tasks:
+            path, start, texts = _extract_span(*t)
+            out[path][start : start + len(texts)] = texts
+            bar.update(len(texts))
+    else:
+        # spawn, not fork: the parent has polars' thread pool running
+        with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn")) as pool:
+            futures = [pool.submit(_extract_span, *t) for t in tasks]
+            for fut in as_completed(futures):
+                path, start, texts = fut.result()
                 out[path][start : start + len(texts)] = texts
                 bar.update(len(texts))
-        else:
-            # spawn, not fork: the parent has polars' thread pool running
-            with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn")) as pool:
-                futures = [pool.submit(_extract_span, *t) for t in tasks]
-                for fut in as_completed(futures):
-                    path, start, texts = fut.result()
-                    out[path][start : start + len(texts)] = texts
-                    bar.update(len(texts))
     return {Path(k): [t or "" for t in v] for k, v in out.items()}

@@ -12,6 +12,7 @@ renamed as (
         answer,
         prompt,
         context_chunk_ids,
+        passages,
         prompt_tokens,
         completion_tokens,
         latency_ms,

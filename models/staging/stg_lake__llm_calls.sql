@@ -18,6 +18,7 @@ renamed as (
         latency_ms,
         cost_usd,
         error,
+        attempts,
         created_at
     from source
 

@@ -1,0 +1,58 @@
+-- Answer run x slice dimension x value x metric: mean and n (SPEC §5 slices). Dimensions come from dim_questions:
+-- dataset, question_type, doc_type, task, topic levels (l1..l3), company, sector. Questions whose value for a
+-- dimension is null are left out of that dimension.
+
+{% set metrics = ['rouge_l', 'token_f1', 'exact_match', 'bleu', 'numeric_match'] %}
+{% set dimensions = ['dataset', 'question_type', 'doc_type', 'task', 'topic_l1', 'topic_l2', 'topic_l3', 'company', 'sector'] %}
+
+with scores as (
+
+    select * from {{ ref('fct_generation_question_scores') }}
+    where not is_failed
+
+),
+
+questions as (
+
+    select
+        question_id,
+        {% for dimension in dimensions %}cast({{ dimension }} as varchar) as {{ dimension }}{{ "," if not loop.last }}
+        {% endfor %}
+    from {{ ref('dim_questions') }}
+
+),
+
+scored as (
+
+    select
+        scores.*,
+        {% for dimension in dimensions %}questions.{{ dimension }} as dim_{{ dimension }}{{ "," if not loop.last }}
+        {% endfor %}
+    from scores
+    inner join questions using (question_id)
+
+),
+
+sliced as (
+
+    {% for dimension in dimensions %}
+    {% for metric in metrics %}
+    select
+        run_id,
+        '{{ dimension }}' as dimension,
+        dim_{{ dimension }} as value,
+        '{{ metric }}' as metric,
+        avg({{ metric }}) as mean,
+        count({{ metric }}) as n
+    from scored
+    where dim_{{ dimension }} is not null
+    group by run_id, dim_{{ dimension }}
+    {{ "union all" if not loop.last }}
+    {% endfor %}
+    {{ "union all" if not loop.last }}
+    {% endfor %}
+
+)
+
+select * from sliced
+where n > 0

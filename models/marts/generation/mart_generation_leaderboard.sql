@@ -1,0 +1,61 @@
+-- Answer run x lexical metric: mean over the run's scored questions and n (questions scored). Failed answers are
+-- excluded from the means and counted (n_failed); numeric_match is averaged over questions with a numeric gold.
+
+{% set metrics = ['rouge_l', 'token_f1', 'exact_match', 'bleu', 'numeric_match'] %}
+
+with scores as (
+
+    select * from {{ ref('fct_generation_question_scores') }}
+
+),
+
+runs as (
+
+    select
+        run_id,
+        model,
+        eval_mode,
+        dataset,
+        retrieval_run_id,
+        count(*) as n_questions,
+        count(*) filter (where is_failed) as n_failed
+    from scores
+    group by run_id, model, eval_mode, dataset, retrieval_run_id
+
+),
+
+metric_means as (
+
+    {% for metric in metrics %}
+    select
+        run_id,
+        '{{ metric }}' as metric,
+        avg({{ metric }}) as mean,
+        count({{ metric }}) as n
+    from scores
+    group by run_id
+    {{ "union all" if not loop.last }}
+    {% endfor %}
+
+),
+
+final as (
+
+    select
+        runs.run_id,
+        runs.model,
+        runs.eval_mode,
+        runs.dataset,
+        runs.retrieval_run_id,
+        runs.retrieval_run_id is null as is_closed_book,
+        metric_means.metric,
+        metric_means.mean,
+        metric_means.n,
+        runs.n_questions,
+        runs.n_failed
+    from metric_means
+    inner join runs using (run_id)
+
+)
+
+select * from final

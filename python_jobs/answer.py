@@ -1,0 +1,317 @@
+"""`finrag answer`: an answer run over a retrieval run (RAG) or closed-book, through the one LLM client.
+
+    finrag answer --retrieval-run R [--k 5] [--template rag_answer_v1] [--max-words 300] [--limit N]
+    finrag answer --closed-book --dataset D [--template closed_book_v1] [--limit N]
+
+- Prompts are template files (prompts/*.txt); the template's name and hash, the model, the retrieval run and every
+  parameter go into the config hash, and the default run id is `<dataset>-<rag|closed_book>-<hash10>`.
+- RAG: the top-k chunks of the question (by rank) go into the prompt with their doc ids and pages; chunk text comes
+  from the lake's `chunks` table; `answers.context_chunk_ids` lists them in prompt order.
+- Long context, as the FinanceRAG system manages it: when the passages exceed --context-tokens, they are split into
+  parts that fit (in rank order), the question is answered on each part, and one more call fuses the partial
+  answers (template fuse_answers_v1). The stored prompt is every prompt of the answer, in order.
+- --max-words N asks for the answer-file guideline's cut (300 words): the full answer is stored, and params carry
+  max_words, so dbt and export-answers cut it to its first N words before scoring or export.
+- Calls that finally fail give an answer row with `error` set and no answer (never an empty answer). generation_runs
+  and answers land together at the end; the LLM ledger lands progressively, so a killed run resumes from the cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import signal
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+import click
+import polars as pl
+from tqdm import tqdm
+
+from .errors import InputError
+from .lake import Lake, check_id
+from .llm import ChatRequest, LLMClient, LLMConfig, LLMResult, PromptTemplate, load_template, render_prompt
+
+DEFAULT_RAG_TEMPLATE = "rag_answer_v1"
+DEFAULT_CLOSED_TEMPLATE = "closed_book_v1"
+DEFAULT_FUSE_TEMPLATE = "fuse_answers_v1"
+PART_SEPARATOR = "\n\n=== next prompt ===\n\n"
+
+
+def say(msg: str) -> None:
+    tqdm.write(msg, file=sys.stderr)
+
+
+@dataclass(frozen=True)
+class Passage:
+    chunk_id: str
+    doc_id: str
+    page_start: int | None
+    page_end: int | None
+    text: str
+
+    def render(self, i: int) -> str:
+        pages = ""
+        if self.page_start is not None:
+            pages = f", page {self.page_start}" if self.page_end in (None, self.page_start) else \
+                f", pages {self.page_start}-{self.page_end}"
+        return f"[{i}] (doc {self.doc_id}{pages})\n{self.text.strip()}"
+
+
+@dataclass
+class Plan:
+    """Everything one question's answer needs: its calls in stages (parts, then the fusion)."""
+
+    question_id: str
+    question: str
+    passages: list[Passage]
+    parts: list[list[Passage]]
+
+
+class TokenCounter:
+    """Token estimates for the context budget (the project's default fast tokenizer; the endpoint's own tokenizer
+    is unknown to the client, so the budget is an estimate with headroom left to the user)."""
+
+    def __init__(self) -> None:
+        from .tokens import load_tokenizer
+
+        self.tok = load_tokenizer()
+
+    def count(self, text: str) -> int:
+        return self.tok.count(text)
+
+    def truncate(self, text: str, budget: int) -> str:
+        ids, offsets = self.tok.encode(text)
+        return text if len(ids) <= budget else text[: offsets[budget - 1][1]]
+
+
+def split_parts(passages: list[Passage], budget: int, counter: TokenCounter) -> list[list[Passage]]:
+    """Pack passages in rank order into parts of at most `budget` tokens; a passage longer than the budget alone
+    is cut to it."""
+    parts: list[list[Passage]] = []
+    current: list[Passage] = []
+    used = 0
+    for p in passages:
+        n = counter.count(p.render(1))
+        if n > budget:
+            p = Passage(p.chunk_id, p.doc_id, p.page_start, p.page_end, counter.truncate(p.text, budget - 32))
+            n = counter.count(p.render(1))
+        if current and used + n > budget:
+            parts.append(current)
+            current, used = [], 0
+        current.append(p)
+        used += n
+    if current or not parts:
+        parts.append(current)
+    return parts
+
+
+def context_text(passages: list[Passage], first_index: int = 1) -> str:
+    return "\n\n".join(p.render(first_index + i) for i, p in enumerate(passages))
+
+
+def config_hash(config: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
+
+
+def load_questions(lake: Lake, dataset: str, question_ids: tuple[str, ...], limit: int | None) -> pl.DataFrame:
+    qs = lake.read("questions", where={"dataset": dataset}, columns=["question_id", "question"]).sort("question_id")
+    if qs.height == 0:
+        raise InputError(f"no questions for dataset {dataset!r} in the lake (run `finrag ingest` first)", field="dataset")
+    if question_ids:
+        unknown = sorted(set(question_ids) - set(qs["question_id"]))
+        if unknown:
+            raise InputError(f"question {unknown[0]!r} is not in dataset {dataset!r}", field="question_id")
+        qs = qs.filter(pl.col("question_id").is_in(list(question_ids)))
+    return qs.head(limit) if limit else qs
+
+
+def load_passages(lake: Lake, retrieval_run_id: str, k: int) -> dict[str, list[Passage]]:
+    results = lake.read("retrieval_results", where={"run_id": retrieval_run_id},
+                        columns=["question_id", "rank", "chunk_id", "doc_id", "page_start", "page_end"])
+    results = results.filter(pl.col("rank") <= k).sort(["question_id", "rank"])
+    missing_chunk = results.filter(pl.col("chunk_id").is_null())
+    if missing_chunk.height:
+        raise InputError(f"retrieval run {retrieval_run_id!r} has results without a chunk id (e.g. question "
+                         f"{missing_chunk['question_id'][0]!r}): an answer run needs chunk texts", field="chunk_id")
+    ids = results["chunk_id"].unique().to_list()
+    chunks = lake.read("chunks", columns=["chunk_id", "text"]).filter(pl.col("chunk_id").is_in(ids))
+    text = dict(zip(chunks["chunk_id"], chunks["text"], strict=True))
+    unknown = [c for c in ids if c not in text]
+    if unknown:
+        raise InputError(f"chunk {unknown[0]!r} of retrieval run {retrieval_run_id!r} is not in the lake's chunks",
+                         field="chunk_id")
+    out: dict[str, list[Passage]] = {}
+    for r in results.iter_rows(named=True):
+        out.setdefault(r["question_id"], []).append(
+            Passage(r["chunk_id"], r["doc_id"], r["page_start"], r["page_end"], text[r["chunk_id"]]))
+    return out
+
+
+def run_answers(home: str | None, *, retrieval_run_id: str | None, dataset: str | None, k: int, template: str | None,
+                fuse_template: str, context_tokens: int, max_tokens: int, temperature: float, max_words: int | None,
+                limit: int | None, question_ids: tuple[str, ...], run_id: str | None, config: LLMConfig,
+                ledger_batch: int) -> str:
+    lake = Lake(home)
+    closed_book = retrieval_run_id is None
+    if not closed_book:
+        runs = lake.read("retrieval_runs", where={"run_id": retrieval_run_id})
+        if runs.height == 0:
+            raise InputError(f"no retrieval run {retrieval_run_id!r} in the lake", field="retrieval_run")
+        run_dataset = runs["dataset"][0]
+        if dataset and dataset != run_dataset:
+            raise InputError(f"retrieval run {retrieval_run_id!r} is over dataset {run_dataset!r}, not {dataset!r}",
+                             field="dataset")
+        dataset = run_dataset
+    assert dataset is not None
+    tpl: PromptTemplate = load_template(template or (DEFAULT_CLOSED_TEMPLATE if closed_book else DEFAULT_RAG_TEMPLATE))
+    fuse: PromptTemplate = load_template(fuse_template)
+    questions = load_questions(lake, dataset, question_ids, limit)
+
+    llm = LLMClient(home, config, job_run_id=f"answer-{dataset}", batch_size=ledger_batch)
+    mode = "closed_book" if closed_book else "rag"
+    params = {"mode": mode, "k": None if closed_book else k, "context_tokens": None if closed_book else context_tokens,
+              "max_tokens": max_tokens, "temperature": temperature, "max_words": max_words, "limit": limit,
+              "question_ids": sorted(question_ids) or None, "template_sha256": tpl.sha256,
+              "fuse_template": None if closed_book else fuse.ref}
+    digest = config_hash({"dataset": dataset, "retrieval_run_id": retrieval_run_id, "model": llm.model,
+                          "prompt_template": tpl.ref, **params})
+    run_id = check_id(run_id or f"{dataset}-{mode}-{digest[:10]}", "run id")
+
+    passages = {} if closed_book else load_passages(lake, retrieval_run_id, k)  # type: ignore[arg-type]
+    if not closed_book:
+        before = questions.height
+        questions = questions.filter(pl.col("question_id").is_in(list(passages)))
+        if questions.height < before:
+            say(f"{before - questions.height} questions have no results in {retrieval_run_id!r}: not answered")
+    counter = None if closed_book else TokenCounter()
+    plans = []
+    for q in questions.iter_rows(named=True):
+        ps = passages.get(q["question_id"], [])
+        parts = [[]] if closed_book else split_parts(ps, context_tokens, counter)  # type: ignore[arg-type]
+        plans.append(Plan(q["question_id"], q["question"], ps, parts))
+    n_split = sum(len(p.parts) > 1 for p in plans)
+    say(f"run {run_id}: {len(plans)} questions, {mode}, model {llm.model}"
+        + (f", {n_split} over the {context_tokens}-token context budget (split and fused)" if n_split else ""))
+
+    def part_messages(plan: Plan, part_index: int) -> tuple[tuple[str, str], ...]:
+        if closed_book:
+            return tpl.render(question=plan.question)
+        first = 1 + sum(len(p) for p in plan.parts[:part_index])
+        return tpl.render(question=plan.question, context=context_text(plan.parts[part_index], first))
+
+    try:
+        # stage 1: one call per question and part
+        stage1 = [(plan, i, ChatRequest(part_messages(plan, i), "answer" if len(plan.parts) == 1 else "answer_part",
+                                        temperature=temperature, max_tokens=max_tokens))
+                  for plan in plans for i in range(len(plan.parts))]
+        results1 = llm.complete_many([r for _, _, r in stage1], desc="answer")
+        by_plan: dict[str, list[tuple[ChatRequest, LLMResult]]] = {}
+        for (plan, _, req), res in zip(stage1, results1, strict=True):
+            by_plan.setdefault(plan.question_id, []).append((req, res))
+        # stage 2: fuse the partial answers of split contexts (only when every part answered)
+        fuse_reqs: dict[str, ChatRequest] = {}
+        for plan in plans:
+            calls = by_plan[plan.question_id]
+            if len(calls) > 1 and all(r.ok for _, r in calls):
+                partial = "\n".join(f"Part {i + 1}: {r.text}" for i, (_, r) in enumerate(calls))
+                fuse_reqs[plan.question_id] = ChatRequest(fuse.render(question=plan.question, partial_answers=partial),
+                                                          "fuse", temperature=temperature, max_tokens=max_tokens)
+        fused = dict(zip(fuse_reqs, llm.complete_many(list(fuse_reqs.values()), desc="fuse"), strict=True))
+    finally:
+        llm.close()
+
+    rows = []
+    for plan in plans:
+        calls = list(by_plan[plan.question_id])
+        if plan.question_id in fused:
+            calls.append((fuse_reqs[plan.question_id], fused[plan.question_id]))
+        final = calls[-1][1]
+        errors = [r.error for _, r in calls if r.error]
+        if len(calls) > 1 and plan.question_id not in fused and not errors:
+            errors = ["fusion not run"]
+        rows.append({
+            "run_id": run_id, "question_id": plan.question_id,
+            "answer": final.text if not errors else None,
+            "prompt": PART_SEPARATOR.join(render_prompt(req.messages) for req, _ in calls),  # type: ignore[arg-type]
+            "context_chunk_ids": [p.chunk_id for part in plan.parts for p in part] if not closed_book else None,
+            "passages": json.dumps([{"doc_ids": [p.doc_id], "chunk_id": p.chunk_id}
+                                    for part in plan.parts for p in part]) if not closed_book else None,
+            "prompt_tokens": _sum(r.prompt_tokens for _, r in calls),
+            "completion_tokens": _sum(r.completion_tokens for _, r in calls),
+            "latency_ms": _sum(r.latency_ms for _, r in calls),
+            "cost_usd": _sum(r.cost_usd for _, r in calls),
+            "error": "; ".join(errors) if errors else None,
+        })
+    answers = pl.DataFrame(rows, schema={
+        "run_id": pl.String, "question_id": pl.String, "answer": pl.String, "prompt": pl.String,
+        "context_chunk_ids": pl.List(pl.String), "passages": pl.String, "prompt_tokens": pl.Int32,
+        "completion_tokens": pl.Int32, "latency_ms": pl.Float64, "cost_usd": pl.Float64, "error": pl.String})
+    run = pl.DataFrame([{
+        "run_id": run_id, "dataset": dataset, "retrieval_run_id": retrieval_run_id, "model": llm.model,
+        "eval_mode": mode, "prompt_template": tpl.ref,
+        "params": json.dumps({**params, "config_hash": digest, "source": "finrag"}, sort_keys=True),
+    }])
+    lake.land([("generation_runs", run_id, run), ("answers", run_id, answers)])
+    n_failed = answers["error"].is_not_null().sum()
+    say(f"landed generation_runs/answers run_id={run_id}: {answers.height} answers ({n_failed} failed); "
+        f"LLM calls made {llm.calls_made}, from cache {llm.cache_hits}")
+    click.echo(run_id)
+    return run_id
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def _sum(values) -> float | None:
+    vs = [v for v in values if v is not None]
+    return sum(vs) if vs else None
+
+
+@click.command("answer")
+@click.option("--retrieval-run", "retrieval_run_id", default=None, help="Answer over this retrieval run (RAG).")
+@click.option("--closed-book", is_flag=True, help="Answer without retrieved context (needs --dataset).")
+@click.option("--dataset", default=None, help="Dataset of the questions (closed book; checked for RAG).")
+@click.option("--k", type=int, default=5, show_default=True, help="Top-k chunks into the prompt.")
+@click.option("--template", default=None, help="Prompt template name (prompts/<name>.txt) or path "
+              f"[default: {DEFAULT_RAG_TEMPLATE} / {DEFAULT_CLOSED_TEMPLATE}].")
+@click.option("--fuse-template", default=DEFAULT_FUSE_TEMPLATE, show_default=True)
+@click.option("--context-tokens", type=int, default=1500, show_default=True,
+              help="Context budget; longer contexts are split, answered per part and fused.")
+@click.option("--max-tokens", type=int, default=200, show_default=True, help="Completion tokens per call.")
+@click.option("--temperature", type=float, default=0.0, show_default=True)
+@click.option("--max-words", type=int, default=None, help="Cut answers to their first N words before scoring "
+              "and export (answer-file runs: 300).")
+@click.option("--limit", type=int, default=None, help="Only the first N questions (by id).")
+@click.option("--question-id", "question_ids", multiple=True, help="Only these questions (repeatable).")
+@click.option("--run-id", default=None, help="Run id (default: <dataset>-<mode>-<config hash>).")
+@click.option("--llm-base-url", default=None, help="OpenAI-compatible endpoint (default $FINRAG_LLM_BASE_URL; "
+              "none = the embedded SmolLM2). The key is read from $FINRAG_LLM_API_KEY or $OPENAI_API_KEY only.")
+@click.option("--llm-model", default=None, help="Model name at the endpoint (default $FINRAG_LLM_MODEL).")
+@click.option("--concurrency", type=int, default=None, help="Concurrent calls (default 4, $FINRAG_LLM_CONCURRENCY).")
+@click.option("--timeout", type=float, default=None, help="Seconds per HTTP attempt (default 120).")
+@click.option("--max-attempts", type=int, default=None, help="Tries per call, retries included (default 5).")
+@click.option("--ledger-batch", type=int, default=16, show_default=True,
+              help="LLM calls per landed llm_calls batch (a killed run loses at most one batch).")
+def command(retrieval_run_id: str | None, closed_book: bool, dataset: str | None, k: int, template: str | None,
+            fuse_template: str, context_tokens: int, max_tokens: int, temperature: float, max_words: int | None,
+            limit: int | None, question_ids: tuple[str, ...], run_id: str | None, llm_base_url: str | None,
+            llm_model: str | None, concurrency: int | None, timeout: float | None, max_attempts: int | None,
+            ledger_batch: int) -> None:
+    """Answer a dataset's questions, closed-book or over a retrieval run, and land the answer run."""
+    if closed_book == (retrieval_run_id is not None):
+        raise click.UsageError("give exactly one of --retrieval-run R or --closed-book --dataset D")
+    if closed_book and not dataset:
+        raise click.UsageError("--closed-book needs --dataset")
+    if k < 1 or context_tokens < 64 or (max_words is not None and max_words < 1):
+        raise click.UsageError("--k >= 1, --context-tokens >= 64 and --max-words >= 1")
+    # SIGTERM like Ctrl-C: the client's finally lands the calls already made and stops the embedded server
+    signal.signal(signal.SIGTERM, _interrupt)
+    config = LLMConfig.from_env(base_url=llm_base_url, model=llm_model, concurrency=concurrency, timeout=timeout,
+                                max_attempts=max_attempts)
+    run_answers(None, retrieval_run_id=retrieval_run_id, dataset=dataset, k=k, template=template,
+                fuse_template=fuse_template, context_tokens=context_tokens, max_tokens=max_tokens,
+                temperature=temperature, max_words=max_words, limit=limit, question_ids=question_ids, run_id=run_id,
+                config=config, ledger_batch=ledger_batch)

@@ -1,0 +1,274 @@
+"""Scalar text metrics (SPEC §5), defined once here and exposed to SQL by the dbt-duckdb plugin.
+
+Every lexical metric the warehouse reports is one of these functions; SQL calls them as DuckDB functions
+(`rouge_l_f`, `token_f1`, `exact_match`, `bleu`, `numeric_match`, `numeric_gold`), nothing re-implements them.
+
+- rouge_l_f(pred, ref): ROUGE-L F-measure as `rouge-score` computes it (its tokenizer, Porter stemmer on); the LCS
+  length is computed bit-parallel (same value, checked against rouge-score in the tests) so long texts stay fast.
+- token_f1 / exact_match(pred, ref): the SQuAD v1.1 evaluation script's normalisation (lower case, punctuation and
+  the articles a/an/the removed, whitespace collapsed) and bag-of-tokens F1.
+- bleu(pred, ref): sacrebleu's sentence BLEU with its default sentence smoothing (`exp`, as `sacrebleu.sentence_bleu`
+  and the `sacrebleu` CLI use), 13a tokenisation, scaled to [0, 1].
+- numeric_match(pred, gold, tolerance=0.03): 1.0 when some number in the prediction lies within `tolerance`
+  (relative) of the gold number, 0.0 when none does, NULL when the gold is not a numeric answer (see `numeric_gold`).
+  Numbers are parsed with sign, parentheses for negatives, thousands separators, currency, % and scale words, so
+  "$1,577 million" = "1.577 billion" and "(12.5)%" = -12.5. A number is compared both scaled and as written
+  (gold "$1577.00" to a question asked "in USD millions" matches a predicted "$1,577 million").
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache
+
+# ---- SQuAD normalisation (token F1, exact match) ---------------------------------------------------------------
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_PUNCT = set(string.punctuation)
+
+
+def squad_normalize(text: str) -> str:
+    """The SQuAD v1.1 script's normalize_answer."""
+    text = text.lower()
+    text = "".join(ch for ch in text if ch not in _PUNCT)
+    text = _ARTICLES.sub(" ", text)
+    return " ".join(text.split())
+
+
+def exact_match(pred: str | None, ref: str | None) -> float | None:
+    if pred is None or ref is None:
+        return None
+    return float(squad_normalize(pred) == squad_normalize(ref))
+
+
+def token_f1(pred: str | None, ref: str | None) -> float | None:
+    if pred is None or ref is None:
+        return None
+    p, r = squad_normalize(pred).split(), squad_normalize(ref).split()
+    if not p or not r:
+        # the SQuAD 2.0 rule: two empty answers agree, one empty answer scores 0
+        return float(p == r)
+    common = Counter(p) & Counter(r)
+    same = sum(common.values())
+    if same == 0:
+        return 0.0
+    precision, recall = same / len(p), same / len(r)
+    return 2 * precision * recall / (precision + recall)
+
+
+# ---- ROUGE-L, BLEU ----------------------------------------------------------------------------------------------
+@lru_cache(maxsize=1)
+def _rouge_tokenizer():
+    from rouge_score import tokenizers
+
+    return tokenizers.DefaultTokenizer(use_stemmer=True)
+
+
+@lru_cache(maxsize=65536)
+def rouge_tokens(text: str) -> tuple[str, ...]:
+    """rouge-score's own tokens (lower case, non-alphanumerics dropped, Porter stemmer on tokens > 3 chars).
+
+    Cached: in the chunk-evidence overlap one evidence text meets every retrieved chunk of its question.
+    """
+    return tuple(_rouge_tokenizer().tokenize(text))
+
+
+def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
+    """Length of the longest common subsequence, bit-parallel (Hyyrö 2004): O(len(a) * len(b) / word size).
+
+    The same number rouge-score's dynamic-programming table gives (tests check it), fast enough to score
+    every retrieved chunk against long gold evidence texts in `dbt build`.
+    """
+    if not a or not b:
+        return 0
+    masks: dict[str, int] = {}
+    for i, tok in enumerate(a):
+        masks[tok] = masks.get(tok, 0) | (1 << i)
+    full = (1 << len(a)) - 1
+    v = full
+    for tok in b:
+        m = masks.get(tok, 0)
+        u = v & m
+        v = ((v + u) | (v & ~m)) & full
+    return len(a) - bin(v).count("1")
+
+
+def rouge_l_f(pred: str | None, ref: str | None) -> float | None:
+    """ROUGE-L F as rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True).score(ref, pred).fmeasure."""
+    if pred is None or ref is None:
+        return None
+    target, prediction = rouge_tokens(ref), rouge_tokens(pred)
+    if not target or not prediction:
+        return 0.0
+    lcs = lcs_length(target, prediction)
+    precision, recall = lcs / len(prediction), lcs / len(target)
+    return 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
+
+
+BLEU_SMOOTHING = "exp"
+
+
+@lru_cache(maxsize=1)
+def _bleu():
+    from sacrebleu.metrics import BLEU
+
+    # effective_order: a short sentence is not zeroed by a missing 4-gram order (sentence_bleu does the same)
+    return BLEU(smooth_method=BLEU_SMOOTHING, effective_order=True)
+
+
+def bleu(pred: str | None, ref: str | None) -> float | None:
+    if pred is None or ref is None:
+        return None
+    # sacrebleu rounds nothing here; the float sum can land a hair above 100
+    return min(1.0, float(_bleu().sentence_score(pred, [ref]).score) / 100.0)
+
+
+# ---- numbers ------------------------------------------------------------------------------------------------------
+_SCALES = {
+    "thousand": 1e3, "thousands": 1e3, "k": 1e3,
+    "million": 1e6, "millions": 1e6, "mn": 1e6, "mm": 1e6, "m": 1e6,
+    "billion": 1e9, "billions": 1e9, "bn": 1e9, "b": 1e9,
+    "trillion": 1e12, "trillions": 1e12, "tn": 1e12,
+}
+_NUMBER = re.compile(
+    r"""
+    (?P<neg>[-\u2212\u2013])?\s*
+    (?P<open>\()?\s*
+    (?:(?:US)?\$|USD\s*|€|£|EUR\s*|GBP\s*)?\s*
+    (?P<neg2>[-\u2212])?
+    (?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)
+    \s*(?P<close>\))?
+    \s*(?P<pct>%|percent\b|per\s+cent\b)?
+    (?:\s*(?P<scale>thousands?|millions?|billions?|trillions?|bn|mn|mm|tn|[kmb])\b)?
+    """,
+    re.IGNORECASE | re.VERBOSE,
+)
+_WORD = re.compile(r"[A-Za-z]+")
+# words a numeric gold may carry around its number without becoming a sentence
+_UNIT_WORDS = {"usd", "us", "dollars", "dollar", "eur", "euro", "euros", "gbp", "percent", "per", "cent", "x",
+               "times", "days", "years", "shares", "approximately", "about", "roughly", *(_SCALES)}
+MAX_GOLD_WORDS = 3
+
+
+def parse_numbers(text: str | None) -> list[tuple[float, float]]:
+    """Every number in `text` as (value with scale applied, value as written), signs and parentheses applied."""
+    if not text:
+        return []
+    out = []
+    for m in _NUMBER.finditer(text):
+        value = float(m["num"].replace(",", ""))
+        negative = bool(m["neg"] or m["neg2"] or (m["open"] and m["close"]))
+        if negative:
+            value = -value
+        scale = _SCALES[m["scale"].lower()] if m["scale"] and not m["pct"] else 1.0
+        out.append((value * scale, value))
+    return out
+
+
+def numeric_gold(gold: str | None) -> float | None:
+    """The gold answer's number when the gold is a numeric answer, else None.
+
+    A numeric answer holds exactly one number and at most MAX_GOLD_WORDS other words (units and scale words do not
+    count): "$1577.00", "24.26%", "1.9x", "$1,577 million". Sentences that merely contain a number are not numeric
+    answers; ROUGE-L and token F1 score those.
+    """
+    nums = parse_numbers(gold)
+    if len(nums) != 1:
+        return None
+    words = [w for w in _WORD.findall(gold or "") if w.lower() not in _UNIT_WORDS]
+    if len(words) > MAX_GOLD_WORDS:
+        return None
+    return nums[0][0]
+
+
+def _close(a: float, b: float, tolerance: float) -> bool:
+    if b == 0:
+        return a == 0
+    return abs(a - b) <= tolerance * abs(b)
+
+
+def numeric_match(pred: str | None, gold: str | None, tolerance: float | None = 0.03) -> float | None:
+    if gold is None or numeric_gold(gold) is None:
+        return None
+    tol = 0.03 if tolerance is None else float(tolerance)
+    gold_values = parse_numbers(gold)[0]
+    for p in parse_numbers(pred):
+        if any(_close(pv, gv, tol) for pv in p for gv in gold_values):
+            return 1.0
+    return 0.0
+
+
+# ---- text cuts ----------------------------------------------------------------------------------------------------
+def first_words(text: str | None, n: int | None) -> str | None:
+    """The first n whitespace-separated words (the answer-file guideline's 300-word cut); None/0 = no cut."""
+    if text is None or not n:
+        return text
+    words = text.split()
+    return text if len(words) <= n else " ".join(words[:n])
+
+
+# ---- DuckDB registration ----------------------------------------------------------------------------------------
+def _arrow_udf(fn: Callable[..., float | None], n_args: int) -> Callable:
+    """Wrap a row function as a vectorised (Arrow) DuckDB UDF: one Python call per chunk, not per row.
+
+    DuckDB reads the arity from the Python signature, hence one wrapper per arity.
+    """
+    import pyarrow as pa
+
+    def rows(*arrays) -> pa.Array:
+        cols: Iterable[list] = [a.to_pylist() for a in arrays]
+        return pa.array([fn(*row) for row in zip(*cols, strict=True)], type=pa.float64())
+
+    if n_args == 1:
+        return lambda a: rows(a)
+    if n_args == 2:
+        return lambda a, b: rows(a, b)
+    if n_args == 3:
+        return lambda a, b, c: rows(a, b, c)
+    raise ValueError(n_args)
+
+
+# name -> (function, number of text arguments)
+SQL_FUNCTIONS: dict[str, tuple[Callable[..., float | None], int]] = {
+    "rouge_l_f": (rouge_l_f, 2),
+    "token_f1": (token_f1, 2),
+    "exact_match": (exact_match, 2),
+    "bleu": (bleu, 2),
+    "numeric_gold": (numeric_gold, 1),
+}
+
+
+def register_duckdb_functions(conn) -> None:
+    """Register the metrics on a DuckDB connection (called by the dbt-duckdb plugin for every connection)."""
+    from duckdb import sqltypes as t
+
+    existing = {r[0] for r in conn.execute(
+        "select function_name from duckdb_functions() where function_type = 'scalar'").fetchall()}
+    for name, (fn, n_args) in SQL_FUNCTIONS.items():
+        if name in existing:
+            continue
+        conn.create_function(name, _arrow_udf(fn, n_args), [t.VARCHAR] * n_args, t.DOUBLE, type="arrow",
+                             null_handling="special", side_effects=False)
+    if "numeric_match_tol" not in existing:
+        conn.create_function("numeric_match_tol", _arrow_udf(numeric_match, 3), [t.VARCHAR, t.VARCHAR, t.DOUBLE],
+                             t.DOUBLE, type="arrow", null_handling="special", side_effects=False)
+    register_duckdb_macros(conn)
+    if "first_words" not in existing:
+        def cut(texts, ns):
+            import pyarrow as pa
+
+            return pa.array([first_words(x, n) for x, n in zip(texts.to_pylist(), ns.to_pylist(), strict=True)],
+                            type=pa.string())
+
+        conn.create_function("first_words", cut, [t.VARCHAR, t.INTEGER], t.VARCHAR, type="arrow",
+                             null_handling="special", side_effects=False)
+
+
+def register_duckdb_macros(conn) -> None:
+    """Connection-local SQL macros over the UDFs (dbt-duckdb calls this for every cursor: temp macros do not carry
+    over to cursors the way registered functions do)."""
+    # a macro gives numeric_match its SPEC default tolerance of 3 % (Python UDFs take no default arguments)
+    conn.execute("create or replace temp macro numeric_match(pred, gold, tolerance := 0.03) as "
+                 "numeric_match_tol(pred, gold, tolerance)")
