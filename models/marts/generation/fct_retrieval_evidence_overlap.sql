@@ -1,7 +1,7 @@
 -- Chunk-evidence overlap of the retrieval-gap study (SPEC §5): for each retrieval run x question with gold
 -- evidence text x k in (1, 3, 5, 10), the max BLEU and the max ROUGE-L F of the top-k chunks against the question's
--- gold evidence texts concatenated (in evidence order). Chunk text from stg_lake__chunks; our runs rank by rank,
--- imported TREC runs by trec_eval's rule (score desc, id desc). Incremental per run (retrieval_runs_to_process):
+-- gold evidence texts concatenated (in evidence order). Chunk text from stg_lake__chunks; chunks ranked as
+-- int_retrieval_ranked_units ranks them (one ranking rule). Incremental per run (retrieval_runs_to_process):
 -- scoring every chunk against long evidence is the slowest text metric, so a run is scored once per version.
 
 {{
@@ -13,39 +13,14 @@
     )
 }}
 
-with runs as (
+with ranked_chunks as (
 
-    select run_id, run_version, ranks_by_score
-    from {{ ref('int_retrieval_runs') }}
+    -- the run's chunk ranking as the retrieval metrics see it (one ranking rule, in int_retrieval_ranked_units)
+    select run_id, run_version, question_id, unit_id as chunk_id, unit_rank as position
+    from {{ ref('int_retrieval_ranked_units') }}
     where {{ retrieval_runs_to_process() }}
-
-),
-
-results as (
-
-    select run_id, question_id, rank, chunk_id, score
-    from {{ ref('stg_lake__retrieval_results') }}
-    where {{ retrieval_runs_to_process() }}
-        and chunk_id is not null
-
-),
-
-ordered_results as (
-
-    select
-        results.run_id,
-        runs.run_version,
-        results.question_id,
-        results.chunk_id,
-        row_number() over (
-            partition by results.run_id, results.question_id
-            order by
-                case when runs.ranks_by_score then results.score end desc nulls last,
-                case when runs.ranks_by_score then results.chunk_id end desc nulls last,
-                results.rank
-        ) as position
-    from results
-    inner join runs using (run_id)
+        and granularity = 'chunk'
+        and unit_rank <= 10
 
 ),
 
@@ -69,16 +44,16 @@ chunks as (
 chunk_scores as (
 
     select
-        ordered_results.run_id,
-        ordered_results.run_version,
-        ordered_results.question_id,
-        ordered_results.position,
+        ranked_chunks.run_id,
+        ranked_chunks.run_version,
+        ranked_chunks.question_id,
+        ranked_chunks.position,
         bleu(chunks.text, gold_evidence.evidence_text) as bleu,
         rouge_l_f(chunks.text, gold_evidence.evidence_text) as rouge_l
-    from ordered_results
+    from ranked_chunks
     inner join gold_evidence using (question_id)
     inner join chunks using (chunk_id)
-    where ordered_results.position <= 10
+    where ranked_chunks.position <= 10
 
 ),
 
