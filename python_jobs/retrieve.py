@@ -8,6 +8,10 @@ given, and re-running the same config replaces its partitions.
 Conditions: under `oracle_doc` / `oracle_page` each question's search is restricted (before ranking) to its gold
 documents / gold pages from the lake `evidence`; questions without evidence (or without gold page numbers, for
 oracle_page) are skipped and counted in params.n_skipped.
+
+LLM retrievers (hyde, multi_hyde, llm_expand) call the one LLM client (python_jobs/llm.py); their prompt version,
+model, endpoint host and sampling settings join the config hash (`llm` in params), and their call / fallback
+counters go into params.
 """
 
 from __future__ import annotations
@@ -30,7 +34,9 @@ from .index import read_chunks, resolve_chunker
 from .lake import Lake, check_id
 from .models import DEFAULT_EMBEDDER, LONG_TEXT_MODES, resolve
 from .retrievers import FIRST_STAGES, RETRIEVERS, Context, Query, RetrieverConfig, build, default_top_n, stage_names
+from .llm import LLMConfig
 from .retrievers.conditions import restrictions
+from .retrievers.hyde import HYDE_FUSIONS, LLM_RETRIEVERS, Rewriter
 from .vectors import SEARCH_MODES
 
 VERSIONED = ("lancedb", "bm25s", "sentence-transformers", "transformers", "torch", "numpy", "polars", "FlagEmbedding")
@@ -53,7 +59,7 @@ def normalise(cfg: RetrieverConfig, k: int) -> RetrieverConfig:
     keywords = "keywords" in names
     return RetrieverConfig(
         retriever=cfg.retriever,
-        first_stage=names[1] if cfg.retriever in ("rerank", "keywords", "parent_child") else None,
+        first_stage=names[1] if cfg.retriever in ("rerank", "keywords", "parent_child", "llm_expand") else None,
         embedder=resolve(cfg.embedder)[0] if dense else None,
         long_text=cfg.long_text if dense else "n/a",
         dense_search=cfg.dense_search if dense else "n/a",
@@ -66,9 +72,11 @@ def normalise(cfg: RetrieverConfig, k: int) -> RetrieverConfig:
     )
 
 
-def config_hash(dataset: str, chunker_id: str, condition: str, k: int, cfg: RetrieverConfig) -> str:
-    blob = json.dumps({"dataset": dataset, "chunker_id": chunker_id, "condition": condition, "k": k, **asdict(cfg)},
-                      sort_keys=True)
+def config_hash(dataset: str, chunker_id: str, condition: str, k: int, cfg: RetrieverConfig,
+                llm: dict[str, object] | None = None) -> str:
+    # `llm` only for the LLM retrievers, so the hashes (and run ids) of every other config stay as they were
+    blob = json.dumps({"dataset": dataset, "chunker_id": chunker_id, "condition": condition, "k": k, **asdict(cfg),
+                       **({"llm": llm} if llm else {})}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
@@ -82,7 +90,8 @@ def run_retrieval(home, dataset: str, retriever: str, k: int = 10, condition: st
                   dense_search: str = "flat", reranker: str | None = None, first_stage: str | None = None,
                   rrf_k: int = 60, top_n: int | None = None, n_keywords: int = 8, feedback_docs: int = 3,
                   feedback_terms: int = 5, run_id: str | None = None, batch_size: int = 64,
-                  progress: bool = True) -> dict[str, object]:
+                  progress: bool = True, llm_config: LLMConfig | None = None, hyde_n: int = 3,
+                  hyde_fusion: str = "mean", llm_temperature: float | None = None) -> dict[str, object]:
     if retriever not in RETRIEVERS:
         raise InputError(f"unknown retriever {retriever!r}; one of {RETRIEVERS}", field="retriever")
     if condition not in CONDITIONS:
@@ -95,7 +104,20 @@ def run_retrieval(home, dataset: str, retriever: str, k: int = 10, condition: st
     chunker_id = resolve_chunker(lake, dataset, chunker_id)
     cfg = normalise(RetrieverConfig(retriever, first_stage, embedder, long_text, dense_search, reranker, rrf_k, top_n,
                                     n_keywords, feedback_docs, feedback_terms), k)
-    digest = config_hash(dataset, chunker_id, condition, k, cfg)
+    rewriter = (Rewriter.open(lake.home, retriever, llm_config, n=hyde_n, fusion=hyde_fusion,
+                              temperature=llm_temperature, rrf_k=rrf_k, progress=progress)
+                if retriever in LLM_RETRIEVERS else None)
+    try:
+        return _run(lake, dataset, retriever, k, condition, chunker_id, cfg, rewriter, run_id, batch_size, progress)
+    finally:
+        if rewriter is not None:
+            rewriter.close()  # lands the LLM ledger's last batch, stops an embedded server
+
+
+def _run(lake: Lake, dataset: str, retriever: str, k: int, condition: str, chunker_id: str, cfg: RetrieverConfig,
+         rewriter: Rewriter | None, run_id: str | None, batch_size: int, progress: bool) -> dict[str, object]:
+    llm = rewriter.settings() if rewriter else None
+    digest = config_hash(dataset, chunker_id, condition, k, cfg, llm)
     run_id = check_id(run_id or default_run_id(dataset, condition, cfg, digest), "run id")
 
     questions = lake.read("questions", where={"dataset": dataset}).sort("question_id")
@@ -109,7 +131,7 @@ def run_retrieval(home, dataset: str, retriever: str, k: int = 10, condition: st
         if condition == "full" or qid in limits
     ]
     ctx = Context(lake.home, dataset, chunker_id, chunks, cfg.embedder, cfg.long_text, cfg.dense_search,
-                  batch_size, progress)
+                  batch_size, progress, rewriter)
     engine = build(cfg, ctx, "top", k)
 
     t0 = time.perf_counter()
@@ -143,6 +165,7 @@ def run_retrieval(home, dataset: str, retriever: str, k: int = 10, condition: st
         "n_skipped": questions.height - len(queries), "n_with_results": results["question_id"].n_unique(),
         "corpus_chunks": chunks.height, "prepare_seconds": round(prepare_seconds, 3), "seconds": round(seconds, 3),
         "queries_per_s": round(len(queries) / seconds, 2) if seconds > 0 else None, "versions": package_versions(),
+        **({"llm": llm, **rewriter.stats()} if rewriter else {}),
     }
     run = pl.DataFrame(
         [{
@@ -178,12 +201,29 @@ def run_retrieval(home, dataset: str, retriever: str, k: int = 10, condition: st
 @click.option("--feedback-terms", type=int, default=5, show_default=True, help="keywords: feedback terms added.")
 @click.option("--run-id", default=None, help="Run id (default: derived from the config hash).")
 @click.option("--batch-size", type=int, default=64, show_default=True, help="Query encoding / search batch size.")
+@click.option("--hyde-n", type=int, default=3, show_default=True, help="multi_hyde: hypothetical passages per question.")
+@click.option("--hyde-fusion", type=click.Choice(HYDE_FUSIONS), default="mean", show_default=True,
+              help="multi_hyde: average the vectors (question's included) or search each and fuse by RRF (--rrf-k).")
+@click.option("--llm-temperature", type=float, default=None,
+              help="LLM retrievers' sampling temperature (default: hyde 0, multi_hyde 0.7, llm_expand 0).")
+@click.option("--llm-base-url", default=None, help="OpenAI-compatible endpoint (default $FINRAG_LLM_BASE_URL; "
+              "none = the embedded SmolLM2). The key is read from $FINRAG_LLM_API_KEY or $OPENAI_API_KEY only.")
+@click.option("--llm-model", default=None, help="Model name at the endpoint (default $FINRAG_LLM_MODEL).")
+@click.option("--concurrency", type=int, default=None, help="Concurrent LLM calls (default 4).")
+@click.option("--timeout", type=float, default=None, help="Seconds per LLM HTTP attempt (default 120).")
+@click.option("--max-attempts", type=int, default=None, help="Tries per LLM call, retries included (default 5).")
 def command(retriever: str, dataset: str, k: int, condition: str, chunker_id: str | None, embedder: str,
             long_text: str, dense_search: str, first_stage: str | None, reranker: str | None, top_n: int | None,
             rrf_k: int, n_keywords: int, feedback_docs: int, feedback_terms: int, run_id: str | None,
-            batch_size: int) -> None:
+            batch_size: int, hyde_n: int, hyde_fusion: str, llm_temperature: float | None, llm_base_url: str | None,
+            llm_model: str | None, concurrency: int | None, timeout: float | None, max_attempts: int | None) -> None:
     """Run a retriever over a dataset's questions; land retrieval_runs + retrieval_results."""
+    llm_config = None
+    if retriever in LLM_RETRIEVERS:
+        llm_config = LLMConfig.from_env(base_url=llm_base_url, model=llm_model, concurrency=concurrency,
+                                        timeout=timeout, max_attempts=max_attempts)
     out = run_retrieval(warehouse_home(), dataset, retriever, k, condition, chunker_id, embedder, long_text,
                         dense_search, reranker, first_stage, rrf_k, top_n, n_keywords, feedback_docs, feedback_terms,
-                        run_id, batch_size)
+                        run_id, batch_size, llm_config=llm_config, hyde_n=hyde_n, hyde_fusion=hyde_fusion,
+                        llm_temperature=llm_temperature)
     click.echo(" ".join(f"{key}={v}" for key, v in out.items()))

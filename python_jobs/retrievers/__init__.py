@@ -5,7 +5,9 @@ partition: `top` = chunks without a parent (every chunk of a flat chunker; the p
 `child` = chunks with a parent. Each query carries its condition's `Restriction` (None under `full`), which every
 retriever applies *before* ranking (a filter, never a post-hoc cut), so oracle runs rank only the candidate set.
 
-Composition: `hybrid` fuses bm25 + dense; `rerank`, `keywords` and `parent_child` wrap a first stage.
+Composition: `hybrid` fuses bm25 + dense; `rerank`, `keywords`, `llm_expand` and `parent_child` wrap a first stage;
+`hyde` / `multi_hyde` search dense with LLM-written hypothetical passages (the LLM retrievers share
+`Context.rewriter`, the run's one LLM client).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import polars as pl
@@ -21,7 +23,7 @@ import polars as pl
 from ..errors import InputError
 from .conditions import Restriction
 
-RETRIEVERS = ("bm25", "dense", "hybrid", "rerank", "parent_child", "keywords")
+RETRIEVERS = ("bm25", "dense", "hybrid", "rerank", "parent_child", "keywords", "hyde", "multi_hyde", "llm_expand")
 FIRST_STAGES = ("bm25", "dense", "hybrid", "keywords", "rerank")
 LEVELS = ("top", "child")
 
@@ -87,6 +89,7 @@ class Context:
     dense_search: str = "flat"
     batch_size: int = 64
     progress: bool = True
+    rewriter: Any = None  # hyde.Rewriter of the LLM retrievers (hyde, multi_hyde, llm_expand); None otherwise
     _cache: dict = field(default_factory=dict, repr=False)
 
     def corpus(self, level: str) -> Corpus:
@@ -133,7 +136,9 @@ def stage_names(retriever: str, first_stage: str | None = None) -> list[str]:
         return [retriever]
     if retriever == "hybrid":
         return ["hybrid", "bm25", "dense"]
-    inner = first_stage or ("bm25" if retriever == "keywords" else "dense")
+    if retriever in ("hyde", "multi_hyde"):
+        return [retriever, "dense"]
+    inner = first_stage or ("bm25" if retriever in ("keywords", "llm_expand") else "dense")
     return [retriever, *stage_names(inner)]
 
 
@@ -146,9 +151,9 @@ def default_top_n(cfg: RetrieverConfig, k: int) -> int | None:
 
 
 def build(cfg: RetrieverConfig, ctx: Context, level: str = "top", k: int = 10) -> Retriever:
-    """The retriever tree for a config. `rerank`, `keywords` and `parent_child` wrap `first_stage`
-    (default: bm25 for keywords, dense otherwise)."""
-    from . import bm25, dense, hybrid, keywords, parent_child, rerank
+    """The retriever tree for a config. `rerank`, `keywords`, `llm_expand` and `parent_child` wrap `first_stage`
+    (default: bm25 for keywords and llm_expand, dense otherwise)."""
+    from . import bm25, dense, hybrid, hyde, keywords, llm_expand, parent_child, rerank
 
     name = cfg.retriever
     top_n = default_top_n(cfg, k)
@@ -160,7 +165,9 @@ def build(cfg: RetrieverConfig, ctx: Context, level: str = "top", k: int = 10) -
         return hybrid.RRFRetriever(
             [bm25.BM25Retriever(ctx, level), dense.DenseRetriever(ctx, level)], rrf_k=cfg.rrf_k, depth=top_n or 100
         )
-    inner_name = cfg.first_stage or ("bm25" if name == "keywords" else "dense")
+    if name in ("hyde", "multi_hyde"):
+        return hyde.HydeRetriever(ctx, level)
+    inner_name = cfg.first_stage or ("bm25" if name in ("keywords", "llm_expand") else "dense")
     if inner_name not in FIRST_STAGES or inner_name == name:
         raise InputError(f"--first-stage {inner_name!r} is not valid for {name}; one of {FIRST_STAGES}", field="first_stage")
     # the inner stage of a wrapper is the plain retriever (its own first stage, if any, defaults)
@@ -176,4 +183,6 @@ def build(cfg: RetrieverConfig, ctx: Context, level: str = "top", k: int = 10) -
         return keywords.KeywordExpansion(
             ctx, inner, level, n_keywords=cfg.n_keywords, feedback_docs=cfg.feedback_docs, feedback_terms=cfg.feedback_terms
         )
+    if name == "llm_expand":
+        return llm_expand.LLMExpansion(ctx, inner)
     raise InputError(f"unknown retriever {name!r}; one of {RETRIEVERS}", field="retriever")

@@ -46,25 +46,31 @@ class DenseRetriever:
     def search(self, queries: list[Query], depth: int) -> list[list[Hit]]:
         table = lance_table(self.ctx, self.level)
         emb = load_embedder(self.ctx.embedder)
-        if not queries:
-            return []
-        base = level_filter(self.ctx, self.level)
-        out: list[list[Hit]] = [[] for _ in queries]
+        out: list[list[Hit]] = []
         bs = self.ctx.batch_size
         for start in range(0, len(queries), bs):
             batch = queries[start : start + bs]
             vecs = emb.encode_queries([q.text for q in batch], batch_size=bs)
-            free = [i for i, q in enumerate(batch) if q.restriction is None]
-            if free:
-                results = vectors.search(table, vecs[free], base, depth, mode=self.ctx.dense_search)
-                for i, res in zip(free, results):
-                    out[start + i] = _hits(res)
-            for i, q in enumerate(batch):
-                if q.restriction is not None:
-                    where = f"{base} AND {q.restriction.where()}"
-                    res = vectors.search(table, vecs[i : i + 1], where, depth, mode=self.ctx.dense_search)[0]
-                    out[start + i] = _hits(res)
+            out += search_vectors(self.ctx, self.level, table, batch, vecs, depth)
         return out
+
+
+def search_vectors(ctx: Context, level: str, table, queries: list[Query], vecs, depth: int) -> list[list[Hit]]:
+    """Dense search with given vectors (row i for queries[i]): one batched search for the unrestricted queries, one
+    prefiltered search per restricted one (each oracle condition has its own candidate set). Shared by `dense` and
+    the HyDE retrievers, which bring their own vectors."""
+    base = level_filter(ctx, level)
+    out: list[list[Hit]] = [[] for _ in queries]
+    free = [i for i, q in enumerate(queries) if q.restriction is None]
+    if free:
+        for i, res in zip(free, vectors.search(table, vecs[free], base, depth, mode=ctx.dense_search)):
+            out[i] = _hits(res)
+    for i, q in enumerate(queries):
+        if q.restriction is not None:
+            res = vectors.search(table, vecs[i : i + 1], f"{base} AND {q.restriction.where()}", depth,
+                                 mode=ctx.dense_search)[0]
+            out[i] = _hits(res)
+    return out
 
 
 def _hits(res) -> list[Hit]:
