@@ -73,12 +73,7 @@ slice_means as (
         grouping({{ dimension }}) as {{ dimension }}__grouped,
         {{ dimension }},
         {%- endfor %}
-        count(*) filter (where question_in_run) as n_questions,
-        count(*) as n_questions_complete,
-        {%- for column, metric in retrieval_metric_columns() %}
-        avg({{ column }}) filter (where question_in_run) as {{ metric }}__mean,
-        avg({{ column }}) as {{ metric }}__mean_complete{{ "," if not loop.last }}
-        {%- endfor %}
+        {{ retrieval_metric_means() }}
     from sliced_scores
     group by grouping sets (
         {%- for dimension in dimensions %}
@@ -111,23 +106,8 @@ labelled_slices as (
 
 metric_means as (
 
-    {%- for column, metric in retrieval_metric_columns() %}
-    select
-        run_id,
-        dimension,
-        dimension_value,
-        granularity,
-        '{{ metric }}' as metric,
-        k,
-        {{ metric }}__mean as mean,
-        n_questions,
-        {{ metric }}__mean_complete as mean_complete,
-        n_questions_complete
-    from labelled_slices
-    where dimension_value is not null
-      and {{ metric }}__mean_complete is not null
-    {{ "union all" if not loop.last }}
-    {%- endfor %}
+    {{ retrieval_unpivot_means('labelled_slices', ['run_id', 'dimension', 'dimension_value', 'granularity'],
+                               where='dimension_value is not null') }}
 
 ),
 

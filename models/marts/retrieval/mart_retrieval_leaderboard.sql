@@ -34,12 +34,7 @@ run_means as (
         run_id,
         granularity,
         k,
-        count(*) filter (where question_in_run) as n_questions,
-        count(*) as n_questions_complete,
-        {%- for column, metric in retrieval_metric_columns() %}
-        avg({{ column }}) filter (where question_in_run) as {{ metric }}__mean,
-        avg({{ column }}) as {{ metric }}__mean_complete{{ "," if not loop.last }}
-        {%- endfor %}
+        {{ retrieval_metric_means() }}
     from question_scores
     group by run_id, granularity, k
 
@@ -47,20 +42,7 @@ run_means as (
 
 metric_means as (
 
-    {%- for column, metric in retrieval_metric_columns() %}
-    select
-        run_id,
-        granularity,
-        '{{ metric }}' as metric,
-        k,
-        {{ metric }}__mean as mean,
-        n_questions,
-        {{ metric }}__mean_complete as mean_complete,
-        n_questions_complete
-    from run_means
-    where {{ metric }}__mean_complete is not null
-    {{ "union all" if not loop.last }}
-    {%- endfor %}
+    {{ retrieval_unpivot_means('run_means', ['run_id', 'granularity']) }}
 
 ),
 
