@@ -224,13 +224,12 @@ def validate(frame: pl.DataFrame, c: Contract, lake: Lake | None = None, partiti
         frame = conform(frame, c, keep_origin=True)
     except (pl.exceptions.InvalidOperationError, pl.exceptions.ComputeError) as exc:
         raise InputError(f"{c.name}: a value does not fit the contract's type: {exc}".splitlines()[0]) from None
-    origin = lambda i: {**_where(frame, i)}  # noqa: E731
 
     def fail(mask: pl.Series, col: str, why: str) -> None:
         idx = mask.arg_true()
         if len(idx):
             i = int(idx[0])
-            w = origin(i)
+            w = _where(frame, i)
             row = "" if "line" in w else f" (row {i})"
             raise InputError(f"{c.name}{row}: {why}", field=col, **w)
 
@@ -260,7 +259,7 @@ def validate(frame: pl.DataFrame, c: Contract, lake: Lake | None = None, partiti
                     f"{c.name}: key {tuple(frame.row(i, named=True)[k] for k in key)} already landed by "
                     f"{c.partition}={value}",
                     field=key[-1],
-                    **origin(i),
+                    **_where(frame, i),
                 )
     return frame
 
