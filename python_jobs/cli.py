@@ -30,6 +30,13 @@ VERBS: dict[str, str] = {
     "llm-serve": "python_jobs.llm_serve",
     "import-answers": "python_jobs.import_answers",
     "export-answers": "python_jobs.export_answers",
+    "judge": "python_jobs.judge",
+    "import-human-labels": "python_jobs.import_human_labels",
+    "generate-qa": "python_jobs.generate_qa",
+    "export-inspection": "python_jobs.export_inspection",
+    "import-inspection": "python_jobs.import_inspection",
+    "publish": "python_jobs.publish",
+    "dashboard": "python_jobs.dashboard",
 }
 
 
