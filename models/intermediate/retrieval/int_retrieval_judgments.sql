@@ -1,5 +1,6 @@
 -- The qrels of each run at three granularities: one row per run x question x granularity x judged unit.
--- A run is judged against the qrels of its own dataset (retrieval_runs.dataset = evidence.dataset).
+-- A run is judged against the qrels of its own dataset (retrieval_runs.dataset = evidence.dataset), and when it
+-- asked for some splits only (int_retrieval_runs.question_splits), against the qrels of those splits' questions.
 --   doc:   the evidence's doc_id
 --   page:  (doc_id, page_number) of evidence that names a page
 --   chunk: the evidence's chunk_id (TREC / BEIR: the docno / corpus id), and for page-level qrels (FinanceBench)
@@ -17,7 +18,7 @@
 
 with runs as (
 
-    select run_id, dataset, chunker_id, run_version
+    select run_id, dataset, chunker_id, run_version, question_splits
     from {{ ref('int_retrieval_runs') }}
     where {{ retrieval_runs_to_process() }}
 
@@ -27,6 +28,12 @@ evidence as (
 
     select question_id, dataset, doc_id, page_number, chunk_id, relevance
     from {{ ref('stg_lake__evidence') }}
+
+),
+
+questions as (
+
+    select question_id, split from {{ ref('stg_lake__questions') }}
 
 ),
 
@@ -53,6 +60,9 @@ run_evidence as (
         evidence.relevance
     from runs
     inner join evidence on evidence.dataset = runs.dataset
+    left join questions on questions.question_id = evidence.question_id
+    where runs.question_splits is null
+       or list_contains(runs.question_splits, questions.split)
 
 ),
 
