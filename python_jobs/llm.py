@@ -200,6 +200,25 @@ def _retry_after(exc: BaseException | None) -> float | None:
     return None
 
 
+def start_embedded_server() -> tuple[subprocess.Popen[str], str]:
+    """Start the embedded default on a free loopback port; ready when it prints READY <port>. Returns the process
+    and its base URL. Jobs call it through LLMClient; the demo calls it once to share one loaded model."""
+    tqdm.write("starting the embedded LLM (SmolLM2-135M-Instruct on loopback, ~30-90 s to load)...", file=sys.stderr)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "python_jobs.llm_server", "--host", "127.0.0.1", "--port", "0",
+                             "--exit-with-parent"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=PROJECT_DIR, env=env)
+    line: list[str] = []
+    reader = threading.Thread(target=lambda: line.append(proc.stdout.readline() if proc.stdout else ""), daemon=True)
+    reader.start()
+    reader.join(EMBEDDED_START_TIMEOUT)
+    if not line or not line[0].startswith("READY "):
+        proc.kill()
+        raise RuntimeError(f"the embedded LLM server did not start (exit {proc.poll()}); "
+                           "run `python -m python_jobs.llm_server` to see why")
+    return proc, f"http://127.0.0.1:{int(line[0].split()[1])}/v1"
+
+
 class LLMClient:
     """Cached, retried, concurrent chat completions with a lake ledger. Use as a context manager (or call close())."""
 
@@ -262,22 +281,7 @@ class LLMClient:
         return self._base_url
 
     def _start_server(self) -> None:
-        """Start the embedded default on a free loopback port; ready when it prints READY <port>."""
-        tqdm.write("starting the embedded LLM (SmolLM2-135M-Instruct on loopback, ~30-90 s to load)...", file=sys.stderr)
-        env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-        proc = subprocess.Popen([sys.executable, "-m", "python_jobs.llm_server", "--host", "127.0.0.1", "--port", "0",
-                                 "--exit-with-parent"],
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=PROJECT_DIR, env=env)
-        line: list[str] = []
-        reader = threading.Thread(target=lambda: line.append(proc.stdout.readline() if proc.stdout else ""), daemon=True)
-        reader.start()
-        reader.join(EMBEDDED_START_TIMEOUT)
-        if not line or not line[0].startswith("READY "):
-            proc.kill()
-            raise RuntimeError(f"the embedded LLM server did not start (exit {proc.poll()}); "
-                               "run `python -m python_jobs.llm_server` to see why")
-        self._server = proc
-        self._base_url = f"http://127.0.0.1:{int(line[0].split()[1])}/v1"
+        self._server, self._base_url = start_embedded_server()
 
     def _stop_server(self) -> None:
         if self._server is not None:
