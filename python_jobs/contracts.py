@@ -233,7 +233,9 @@ CONTRACTS: dict[str, Contract] = {
                 "judge_run_id": pl.String,
                 "answer_run_id": pl.String,
                 "judge_model": pl.String,
-                "rubric_version": pl.String,
+                "rubric_version": pl.String,  # comma list of the rubric prompts' name@hash12, in metric order
+                "metrics": pl.String,  # comma list of the judged metrics
+                "params": pl.String,  # JSON: every parameter of the run (budgets, cuts, limit, config hash)
             },
             not_null=("answer_run_id", "judge_model", "rubric_version"),
         ),

@@ -11,6 +11,8 @@ renamed as (
         answer_run_id,
         judge_model,
         rubric_version,
+        metrics,
+        params,
         created_at
     from source
 

@@ -1,0 +1,57 @@
+-- Judge run x slice dimension x value x metric: mean normalised (and raw) score over ok judgments, and n (SPEC §5
+-- slices). Dimensions come from dim_questions, as in mart_generation_by_slice: dataset, question_type, doc_type,
+-- task, topic levels (l1..l3), company, sector. Questions whose value for a dimension is null are left out of it.
+
+{% set dimensions = ['dataset', 'question_type', 'doc_type', 'task', 'topic_l1', 'topic_l2', 'topic_l3', 'company', 'sector'] %}
+
+with scores as (
+
+    select * from {{ ref('fct_judge_scores') }}
+    where status = 'ok'
+
+),
+
+questions as (
+
+    select
+        question_id,
+        {% for dimension in dimensions %}cast({{ dimension }} as varchar) as {{ dimension }}{{ "," if not loop.last }}
+        {% endfor %}
+    from {{ ref('dim_questions') }}
+
+),
+
+scored as (
+
+    select
+        scores.judge_run_id,
+        scores.metric,
+        scores.normalized_score,
+        scores.raw_score,
+        {% for dimension in dimensions %}questions.{{ dimension }} as dim_{{ dimension }}{{ "," if not loop.last }}
+        {% endfor %}
+    from scores
+    inner join questions using (question_id)
+
+),
+
+sliced as (
+
+    {% for dimension in dimensions %}
+    select
+        judge_run_id,
+        '{{ dimension }}' as dimension,
+        dim_{{ dimension }} as value,
+        metric,
+        avg(normalized_score) as mean,
+        avg(raw_score) as mean_raw,
+        count(*) as n
+    from scored
+    where dim_{{ dimension }} is not null
+    group by judge_run_id, dim_{{ dimension }}, metric
+    {{ "union all" if not loop.last }}
+    {% endfor %}
+
+)
+
+select * from sliced
