@@ -31,6 +31,7 @@ from tqdm import tqdm
 
 from .errors import InputError
 from .lake import Lake, check_id
+from .question_sets import parse_splits, select_splits, splits_param
 from .llm import ChatRequest, LLMClient, LLMConfig, LLMResult, PromptTemplate, load_template, render_prompt
 
 DEFAULT_RAG_TEMPLATE = "rag_answer_v1"
@@ -115,10 +116,13 @@ def config_hash(config: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
 
 
-def load_questions(lake: Lake, dataset: str, question_ids: tuple[str, ...], limit: int | None) -> pl.DataFrame:
-    qs = lake.read("questions", where={"dataset": dataset}, columns=["question_id", "question"]).sort("question_id")
+def load_questions(lake: Lake, dataset: str, question_ids: tuple[str, ...], limit: int | None,
+                   splits: tuple[str, ...] | None = None) -> pl.DataFrame:
+    qs = lake.read("questions", where={"dataset": dataset}, columns=["question_id", "question", "split"])
+    qs = qs.sort("question_id")
     if qs.height == 0:
         raise InputError(f"no questions for dataset {dataset!r} in the lake (run `finrag ingest` first)", field="dataset")
+    qs = select_splits(qs, splits)
     if question_ids:
         unknown = sorted(set(question_ids) - set(qs["question_id"]))
         if unknown:
@@ -152,7 +156,7 @@ def load_passages(lake: Lake, retrieval_run_id: str, k: int) -> dict[str, list[P
 def run_answers(home: str | None, *, retrieval_run_id: str | None, dataset: str | None, k: int, template: str | None,
                 fuse_template: str, context_tokens: int, max_tokens: int, temperature: float, max_words: int | None,
                 limit: int | None, question_ids: tuple[str, ...], run_id: str | None, config: LLMConfig,
-                ledger_batch: int) -> str:
+                ledger_batch: int, splits: tuple[str, ...] | None = None) -> str:
     lake = Lake(home)
     closed_book = retrieval_run_id is None
     if not closed_book:
@@ -167,14 +171,15 @@ def run_answers(home: str | None, *, retrieval_run_id: str | None, dataset: str 
     assert dataset is not None
     tpl: PromptTemplate = load_template(template or (DEFAULT_CLOSED_TEMPLATE if closed_book else DEFAULT_RAG_TEMPLATE))
     fuse: PromptTemplate = load_template(fuse_template)
-    questions = load_questions(lake, dataset, question_ids, limit)
+    questions = load_questions(lake, dataset, question_ids, limit, splits)
 
     llm = LLMClient(home, config, job_run_id=f"answer-{dataset}", batch_size=ledger_batch)
     mode = "closed_book" if closed_book else "rag"
     params = {"mode": mode, "k": None if closed_book else k, "context_tokens": None if closed_book else context_tokens,
               "max_tokens": max_tokens, "temperature": temperature, "max_words": max_words, "limit": limit,
               "question_ids": sorted(question_ids) or None, "template_sha256": tpl.sha256,
-              "fuse_template": None if closed_book else fuse.ref}
+              "fuse_template": None if closed_book else fuse.ref,
+              **({"splits": list(splits)} if splits else {})}  # an explicit selection changes the run id
     digest = config_hash({"dataset": dataset, "retrieval_run_id": retrieval_run_id, "model": llm.model,
                           "prompt_template": tpl.ref, **params})
     run_id = check_id(run_id or f"{dataset}-{mode}-{digest[:10]}", "run id")
@@ -251,7 +256,8 @@ def run_answers(home: str | None, *, retrieval_run_id: str | None, dataset: str 
     run = pl.DataFrame([{
         "run_id": run_id, "dataset": dataset, "retrieval_run_id": retrieval_run_id, "model": llm.model,
         "eval_mode": mode, "prompt_template": tpl.ref,
-        "params": json.dumps({**params, "config_hash": digest, "source": "finrag"}, sort_keys=True),
+        "params": json.dumps({**params, "splits": splits_param(splits, questions), "config_hash": digest,
+                              "source": "finrag"}, sort_keys=True),
     }])
     lake.land([("generation_runs", run_id, run), ("answers", run_id, answers)])
     n_failed = answers["error"].is_not_null().sum()
@@ -295,11 +301,13 @@ def _sum(values) -> float | None:
 @click.option("--max-attempts", type=int, default=None, help="Tries per call, retries included (default 5).")
 @click.option("--ledger-batch", type=int, default=16, show_default=True,
               help="LLM calls per landed llm_calls batch (a killed run loses at most one batch).")
+@click.option("--split", "split", default=None,
+              help="Comma list of question splits to answer (default: every split except 'dropped').")
 def command(retrieval_run_id: str | None, closed_book: bool, dataset: str | None, k: int, template: str | None,
             fuse_template: str, context_tokens: int, max_tokens: int, temperature: float, max_words: int | None,
             limit: int | None, question_ids: tuple[str, ...], run_id: str | None, llm_base_url: str | None,
             llm_model: str | None, concurrency: int | None, timeout: float | None, max_attempts: int | None,
-            ledger_batch: int) -> None:
+            ledger_batch: int, split: str | None) -> None:
     """Answer a dataset's questions, closed-book or over a retrieval run, and land the answer run."""
     if closed_book == (retrieval_run_id is not None):
         raise click.UsageError("give exactly one of --retrieval-run R or --closed-book --dataset D")
@@ -314,4 +322,4 @@ def command(retrieval_run_id: str | None, closed_book: bool, dataset: str | None
     run_answers(None, retrieval_run_id=retrieval_run_id, dataset=dataset, k=k, template=template,
                 fuse_template=fuse_template, context_tokens=context_tokens, max_tokens=max_tokens,
                 temperature=temperature, max_words=max_words, limit=limit, question_ids=question_ids, run_id=run_id,
-                config=config, ledger_batch=ledger_batch)
+                config=config, ledger_batch=ledger_batch, splits=parse_splits(split))

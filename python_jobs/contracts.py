@@ -148,6 +148,10 @@ CONTRACTS: dict[str, Contract] = {
                 "verdict": pl.String,
                 "score": pl.Int32,
                 "reason": pl.String,
+                # human inspection (finrag import-inspection): a verdict 'fix' carries the corrected text
+                "corrected_question": pl.String,
+                "corrected_answer": pl.String,
+                "comment": pl.String,
             },
             not_null=("inspector", "verdict"),
             accepted={"verdict": VERDICTS},
@@ -290,6 +294,28 @@ CONTRACTS: dict[str, Contract] = {
                 "attempts": pl.Int32,  # HTTP tries of this call (retries included)
             },
             not_null=("model", "purpose"),
+        ),
+        # one row per attempted QA instance of `finrag generate-qa` (python_jobs/qa_generation.py): ok = landed and
+        # kept by the LLM inspector, dropped = landed with split 'dropped', failed = never landed (malformed reply,
+        # unsupported answer, failed call), with the reason
+        _contract(
+            "qa_generation_attempts",
+            "generation_run_id",
+            ("generation_run_id", "attempt_id"),
+            {
+                "generation_run_id": pl.String,
+                "attempt_id": pl.String,
+                "dataset": pl.String,
+                "topic_id": pl.String,  # null when the unit's topic classification failed
+                "task": pl.String,  # null for a failed topic classification
+                "question_type": pl.String,
+                "status": pl.String,
+                "reason": pl.String,
+                "question_id": pl.String,  # set when the instance landed (ok / dropped)
+                "chunk_ids": pl.List(pl.String),
+            },
+            not_null=("dataset", "status"),
+            accepted={"status": ("ok", "failed", "dropped")},
         ),
     ]
 }

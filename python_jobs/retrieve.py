@@ -35,6 +35,7 @@ from .lake import Lake, check_id
 from .models import DEFAULT_EMBEDDER, LONG_TEXT_MODES, resolve
 from .retrievers import FIRST_STAGES, RETRIEVERS, Context, Query, RetrieverConfig, build, default_top_n, stage_names
 from .llm import LLMConfig
+from .question_sets import parse_splits, select_splits, splits_param
 from .retrievers.conditions import restrictions
 from .retrievers.hyde import HYDE_FUSIONS, LLM_RETRIEVERS, Rewriter
 from .vectors import SEARCH_MODES
@@ -91,7 +92,8 @@ def run_retrieval(home, dataset: str, retriever: str, k: int = 10, condition: st
                   rrf_k: int = 60, top_n: int | None = None, n_keywords: int = 8, feedback_docs: int = 3,
                   feedback_terms: int = 5, run_id: str | None = None, batch_size: int = 64,
                   progress: bool = True, llm_config: LLMConfig | None = None, hyde_n: int = 3,
-                  hyde_fusion: str = "mean", llm_temperature: float | None = None) -> dict[str, object]:
+                  hyde_fusion: str = "mean", llm_temperature: float | None = None,
+                  splits: tuple[str, ...] | None = None) -> dict[str, object]:
     if retriever not in RETRIEVERS:
         raise InputError(f"unknown retriever {retriever!r}; one of {RETRIEVERS}", field="retriever")
     if condition not in CONDITIONS:
@@ -108,21 +110,26 @@ def run_retrieval(home, dataset: str, retriever: str, k: int = 10, condition: st
                               temperature=llm_temperature, rrf_k=rrf_k, progress=progress)
                 if retriever in LLM_RETRIEVERS else None)
     try:
-        return _run(lake, dataset, retriever, k, condition, chunker_id, cfg, rewriter, run_id, batch_size, progress)
+        return _run(lake, dataset, retriever, k, condition, chunker_id, cfg, rewriter, run_id, batch_size, progress,
+                    splits)
     finally:
         if rewriter is not None:
             rewriter.close()  # lands the LLM ledger's last batch, stops an embedded server
 
 
 def _run(lake: Lake, dataset: str, retriever: str, k: int, condition: str, chunker_id: str, cfg: RetrieverConfig,
-         rewriter: Rewriter | None, run_id: str | None, batch_size: int, progress: bool) -> dict[str, object]:
+         rewriter: Rewriter | None, run_id: str | None, batch_size: int, progress: bool,
+         splits: tuple[str, ...] | None = None) -> dict[str, object]:
     llm = rewriter.settings() if rewriter else None
     digest = config_hash(dataset, chunker_id, condition, k, cfg, llm)
+    if splits:  # an explicit --split selection is another run (the default keeps the run ids as they were)
+        digest = hashlib.sha256(f"{digest}|splits={','.join(splits)}".encode()).hexdigest()
     run_id = check_id(run_id or default_run_id(dataset, condition, cfg, digest), "run id")
 
     questions = lake.read("questions", where={"dataset": dataset}).sort("question_id")
     if questions.height == 0:
         raise InputError(f"no questions for dataset {dataset!r}: ingest them first", field="dataset")
+    questions = select_splits(questions, splits)
     chunks = read_chunks(lake, dataset, chunker_id)
     limits = restrictions(condition, lake.read("evidence", where={"dataset": dataset}))
     queries = [
@@ -161,7 +168,8 @@ def _run(lake: Lake, dataset: str, retriever: str, k: int, condition: str, chunk
     )
     params = {
         **asdict(cfg), "dataset": dataset, "chunker_id": chunker_id, "condition": condition, "k": k,
-        "batch_size": batch_size, "n_questions": questions.height, "n_queried": len(queries),
+        "batch_size": batch_size, "splits": splits_param(splits, questions), "n_questions": questions.height,
+        "n_queried": len(queries),
         "n_skipped": questions.height - len(queries), "n_with_results": results["question_id"].n_unique(),
         "corpus_chunks": chunks.height, "prepare_seconds": round(prepare_seconds, 3), "seconds": round(seconds, 3),
         "queries_per_s": round(len(queries) / seconds, 2) if seconds > 0 else None, "versions": package_versions(),
@@ -212,11 +220,14 @@ def _run(lake: Lake, dataset: str, retriever: str, k: int, condition: str, chunk
 @click.option("--concurrency", type=int, default=None, help="Concurrent LLM calls (default 4).")
 @click.option("--timeout", type=float, default=None, help="Seconds per LLM HTTP attempt (default 120).")
 @click.option("--max-attempts", type=int, default=None, help="Tries per LLM call, retries included (default 5).")
+@click.option("--split", "split", default=None,
+              help="Comma list of question splits to query (default: every split except 'dropped').")
 def command(retriever: str, dataset: str, k: int, condition: str, chunker_id: str | None, embedder: str,
             long_text: str, dense_search: str, first_stage: str | None, reranker: str | None, top_n: int | None,
             rrf_k: int, n_keywords: int, feedback_docs: int, feedback_terms: int, run_id: str | None,
             batch_size: int, hyde_n: int, hyde_fusion: str, llm_temperature: float | None, llm_base_url: str | None,
-            llm_model: str | None, concurrency: int | None, timeout: float | None, max_attempts: int | None) -> None:
+            llm_model: str | None, concurrency: int | None, timeout: float | None, max_attempts: int | None,
+            split: str | None) -> None:
     """Run a retriever over a dataset's questions; land retrieval_runs + retrieval_results."""
     llm_config = None
     if retriever in LLM_RETRIEVERS:
@@ -225,5 +236,5 @@ def command(retriever: str, dataset: str, k: int, condition: str, chunker_id: st
     out = run_retrieval(warehouse_home(), dataset, retriever, k, condition, chunker_id, embedder, long_text,
                         dense_search, reranker, first_stage, rrf_k, top_n, n_keywords, feedback_docs, feedback_terms,
                         run_id, batch_size, llm_config=llm_config, hyde_n=hyde_n, hyde_fusion=hyde_fusion,
-                        llm_temperature=llm_temperature)
+                        llm_temperature=llm_temperature, splits=parse_splits(split))
     click.echo(" ".join(f"{key}={v}" for key, v in out.items()))

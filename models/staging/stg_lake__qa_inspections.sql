@@ -13,6 +13,9 @@ renamed as (
         verdict,
         score,
         reason,
+        corrected_question,
+        corrected_answer,
+        comment,
         created_at
     from source
 

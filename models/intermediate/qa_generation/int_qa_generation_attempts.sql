@@ -1,0 +1,105 @@
+-- One row per attempted QA instance of a generation run (lake qa_generation_attempts), with its topic at every
+-- level (the value is the path down to that level, 'l1/l2', as mart_retrieval_by_slice slices; English from the
+-- OmniEval topic seed, the topic's own names for another tree), the LLM inspector's verdict and the latest human
+-- verdict (import-inspection; a later import wins).
+
+with attempts as (
+
+    select * from {{ ref('stg_lake__qa_generation_attempts') }}
+
+),
+
+topics as (
+
+    select topic_id, l1_en, l2_en, l3_en from {{ ref('omnieval_topics') }}
+
+),
+
+inspections as (
+
+    select * from {{ ref('stg_lake__qa_inspections') }}
+
+),
+
+llm_inspections as (
+
+    -- the generation run's own inspector (its partition id is the generation run id)
+    select
+        inspection_run_id as generation_run_id,
+        question_id,
+        verdict as llm_verdict,
+        score as llm_score
+    from inspections
+    where inspector <> 'human'
+
+),
+
+ranked_human_inspections as (
+
+    select
+        question_id,
+        verdict as human_verdict,
+        score as human_score,
+        inspection_run_id as human_inspection_run_id,
+        row_number() over (partition by question_id order by created_at desc, inspection_run_id desc) as recency
+    from inspections
+    where inspector = 'human'
+
+),
+
+latest_human_inspections as (
+
+    select question_id, human_verdict, human_score, human_inspection_run_id
+    from ranked_human_inspections
+    where recency = 1
+
+),
+
+attempt_topics as (
+
+    select
+        attempts.*,
+        string_split(attempts.topic_id, '/') as topic_names
+    from attempts
+
+),
+
+final as (
+
+    select
+        attempt_topics.generation_run_id,
+        attempt_topics.attempt_id,
+        attempt_topics.dataset,
+        attempt_topics.topic_id,
+        topic_names[1] as topic_l1,
+        case when len(topic_names) >= 2 then topic_names[1] || '/' || topic_names[2] end as topic_l2,
+        case when len(topic_names) >= 3 then topic_names[1] || '/' || topic_names[2] || '/' || topic_names[3] end
+            as topic_l3,
+        coalesce(topics.l1_en, topic_names[1]) as topic_l1_en,
+        case when len(topic_names) >= 2
+            then coalesce(topics.l1_en, topic_names[1]) || '/' || coalesce(topics.l2_en, topic_names[2]) end
+            as topic_l2_en,
+        case when len(topic_names) >= 3
+            then coalesce(topics.l1_en, topic_names[1]) || '/' || coalesce(topics.l2_en, topic_names[2]) || '/'
+                || coalesce(topics.l3_en, topic_names[3]) end
+            as topic_l3_en,
+        attempt_topics.task,
+        attempt_topics.question_type,
+        attempt_topics.status,
+        attempt_topics.reason,
+        attempt_topics.question_id,
+        llm_inspections.llm_verdict,
+        llm_inspections.llm_score,
+        latest_human_inspections.human_verdict,
+        latest_human_inspections.human_score,
+        latest_human_inspections.human_inspection_run_id
+    from attempt_topics
+    left join topics on topics.topic_id = attempt_topics.topic_id
+    left join llm_inspections
+        on llm_inspections.generation_run_id = attempt_topics.generation_run_id
+        and llm_inspections.question_id = attempt_topics.question_id
+    left join latest_human_inspections on latest_human_inspections.question_id = attempt_topics.question_id
+
+)
+
+select * from final
