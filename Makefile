@@ -6,7 +6,7 @@ VENV := .venv
 STAMP := $(VENV)/.installed-$(shell sha256sum pyproject.toml | cut -c1-16)
 PYTEST_ARGS ?= -n 2
 
-.PHONY: demo test install clean
+.PHONY: demo test dashboard install clean
 
 install: $(STAMP)
 
@@ -25,6 +25,9 @@ $(STAMP): pyproject.toml
 
 demo: $(STAMP)
 	$(VENV)/bin/finrag demo
+
+dashboard: $(STAMP)
+	$(VENV)/bin/finrag dashboard
 
 test: $(STAMP)
 	HF_HUB_OFFLINE=1 $(VENV)/bin/pytest $(PYTEST_ARGS)

@@ -1,0 +1,40 @@
+"""FinRAG Warehouse dashboard: `finrag dashboard` (or `make dashboard`) serves it.
+
+Reads only Parquet (the marts `finrag build` publishes under <home>/exports/marts, and the lake), never the DuckDB
+file: `dbt build` can run while it serves. One page per file under views/; the url paths are the ones the dbt
+exposures (models/marts/_dashboard__exposures.yml) name."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import streamlit as st
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # `dashboards` is not an installed package: import it from the checkout
+    sys.path.insert(0, str(ROOT))
+
+from dashboards import ui  # noqa: E402
+
+# not "pages/": a pages/ folder beside the entrypoint puts Streamlit in its legacy multipage mode, where a page URL
+# runs the page file alone, without this navigation, layout and sidebar
+PAGES_DIR = Path(__file__).resolve().parent / "views"
+PAGES = [
+    # the root page: every other page has its own url (the exposures' urls), the default one is served at /
+    ("overview.py", "Overview", "overview", ":material/home:"),
+    ("leaderboard.py", "Leaderboard", "leaderboard", ":material/leaderboard:"),
+    ("heatmap.py", "Topic × task", "heatmap", ":material/grid_on:"),
+    ("slices.py", "Slices", "slices", ":material/pie_chart:"),
+    ("run_vs_run.py", "Run vs run", "run_vs_run", ":material/compare_arrows:"),
+    ("judge_agreement.py", "Judge agreement", "judge_agreement", ":material/gavel:"),
+    ("drilldown.py", "Drill-down", "drilldown", ":material/search:"),
+]
+
+st.set_page_config(page_title="FinRAG Warehouse", page_icon=":material/finance:", layout="wide")
+navigation = st.navigation([
+    st.Page(str(PAGES_DIR / file), title=title, url_path=url_path, icon=icon, default=(i == 0))
+    for i, (file, title, url_path, icon) in enumerate(PAGES)
+])
+ui.sidebar_status(ui.home())
+navigation.run()

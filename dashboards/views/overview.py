@@ -1,0 +1,35 @@
+"""Overview (the root page): what each page shows, and which marts are published (rows, build and publish times)."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout root (dashboards is not installed)
+
+import polars as pl  # noqa: E402
+import streamlit as st  # noqa: E402
+
+from dashboards import data, ui  # noqa: E402
+
+PAGES = [
+    ("leaderboard.py", "Leaderboard", "runs × headline metrics (retrieval, generation, judged), by dataset"),
+    ("heatmap.py", "Topic × task", "OmniEval's topic × task matrix for any metric of any run"),
+    ("slices.py", "Slices", "DocRec@k / PageRec@k and any metric by doc type, question type…, with the oracle gap"),
+    ("run_vs_run.py", "Run vs run", "per-question differences of two runs, and the questions that flipped"),
+    ("judge_agreement.py", "Judge agreement", "LLM judges against human labels: confusion matrix, accuracy, kappa"),
+    ("drilldown.py", "Drill-down", "one question: gold evidence, retrieved chunks (hit / miss), answers"),
+]
+
+home = ui.home()
+st.title("FinRAG Warehouse")
+for file, title, what in PAGES:
+    st.page_link(str(Path(__file__).resolve().parent / file), label=f"**{title}** — {what}")
+
+st.header("Published marts")
+manifest = data.export_manifest(home)
+if manifest is None:
+    ui.no_data(f"no marts published under {home / data.EXPORTS}")
+    st.stop()
+st.caption(f"Built {manifest['built_at']} · published {manifest['published_at']} · from {manifest['warehouse']}. "
+           "The dashboard reads these Parquet files (and the lake), never the DuckDB file.")
+ui.show_table(pl.DataFrame([{"model": m["name"], "rows": m["rows"], "columns": len(m["columns"])}
+                            for m in manifest["models"]]))

@@ -1,0 +1,105 @@
+"""Slices: DocRec@k / PageRec@k and any metric by doc type and question type (or any slice dimension), with the
+run's Oracle-Doc / Oracle-Page counterparts beside it; answer runs' metrics by the same dimensions."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout root (dashboards is not installed)
+
+import altair as alt  # noqa: E402
+import polars as pl  # noqa: E402
+import streamlit as st  # noqa: E402
+
+from dashboards import data, ui  # noqa: E402
+
+home = ui.home()
+st.title("Slices")
+kind = st.radio("Runs", ["Retrieval", "Generation"], horizontal=True, key="kind",
+                index=1 if st.query_params.get("kind") == "generation" else 0)
+
+
+def slice_chart(frame: pl.DataFrame, value_columns: list[str], title: str) -> None:
+    long = frame.unpivot(index="value", on=value_columns, variable_name="run", value_name="score").drop_nulls("score")
+    if long.is_empty():
+        return
+    st.altair_chart(
+        alt.Chart(long.to_pandas(), title=title).mark_bar().encode(
+            x=alt.X("score:Q", scale=alt.Scale(domain=[0, 1])), y=alt.Y("value:N", title=None),
+            yOffset="run:N", color="run:N",
+            tooltip=["value", "run", alt.Tooltip("score:Q", format=f".{ui.DECIMALS}f")]),
+        width="stretch")
+
+
+if kind == "Retrieval":
+    runs = data.retrieval_runs(home)
+    if runs is None or runs.is_empty():
+        ui.no_data("no retrieval run scored")
+        st.stop()
+    labels = {r["run_id"]: f"{r['run_id']}  ({r['retriever']}, {r['condition']}, {r['dataset']})"
+              for r in runs.iter_rows(named=True)}
+    # default: a full-corpus run with oracle counterparts to show beside it, else any full-corpus run
+    full_runs = data.runs_with_oracle_counterparts(home) + runs.filter(pl.col("condition") == "full")["run_id"].to_list()
+    cols = st.columns(3)
+    with cols[0]:
+        run_id = ui.pick("Run", list(labels), key="run", param="run", format_func=labels.get,
+                         default=full_runs[0] if full_runs else None)
+    with cols[1]:
+        k = ui.pick("k (0 = the whole ranking)", data.retrieval_ks(home), key="k", param="k", default=5)
+    with cols[2]:
+        dimension = ui.pick("Dimension", list(data.SLICE_DIMENSIONS) + ["topic_x_task"], key="dimension",
+                            param="dimension")
+
+    st.caption(f"Run **{run_id}**; means over the questions of each slice (mart_retrieval_by_slice), its "
+               "Oracle-Doc / Oracle-Page counterparts' means on the same slice beside it (as paired in mart_oracle_gap).")
+    for metric, granularity, title in [("doc_rec", "doc", f"DocRec@{k}"), ("page_rec", "page", f"PageRec@{k}")]:
+        st.header(f"{title} by {dimension}")
+        gap = data.oracle_gap(home, run_id, metric, granularity, k)
+        if gap is not None and gap.height:
+            g = gap.row(0, named=True)
+            c = st.columns(3)
+            c[0].metric(f"{title} (this run)", ui.fmt(g["mean"]))
+            if g["oracle_doc_run_id"]:
+                c[1].metric(f"{title} Oracle-Doc", ui.fmt(g["oracle_doc_mean"]), delta=ui.fmt(g["oracle_doc_gap"]))
+            if g["oracle_page_run_id"]:
+                c[2].metric(f"{title} Oracle-Page", ui.fmt(g["oracle_page_mean"]), delta=ui.fmt(g["oracle_page_gap"]))
+        frame = data.retrieval_slices(home, run_id, dimension, metric, granularity, k)
+        if frame is None or frame.is_empty():
+            ui.no_data(f"no {dimension} slice of this run")
+            continue
+        slice_chart(frame.rename({"mean": "this run"}), ["this run", "oracle_doc_mean", "oracle_page_mean"], title)
+        ui.show_table(frame)
+
+    st.header(f"Any metric by {dimension}")
+    cols = st.columns(2)
+    with cols[0]:
+        metric = ui.pick("Metric", list(data.RETRIEVAL_HEADLINE) + ["map_retrieved"], key="metric", param="metric",
+                         default="ndcg")
+    with cols[1]:
+        granularity = ui.pick("Granularity", ["page", "doc", "chunk"], key="granularity", param="granularity")
+    frame = data.retrieval_slices(home, run_id, dimension, metric, granularity, k)
+    if frame is None or frame.is_empty():
+        ui.no_data(f"no {metric} at {granularity} level by {dimension} for this run")
+    else:
+        ui.show_table(frame)
+else:
+    runs = data.generation_runs(home)
+    if runs is None or runs.is_empty():
+        ui.no_data("no answer run scored")
+        st.stop()
+    labels = {r["run_id"]: f"{r['run_id']}  ({r['eval_mode']}, {r['model']}, {r['dataset']})"
+              for r in runs.iter_rows(named=True)}
+    cols = st.columns(3)
+    with cols[0]:
+        run_id = ui.pick("Answer run", list(labels), key="answer_run", param="run", format_func=labels.get)
+    with cols[1]:
+        dimension = ui.pick("Dimension", list(data.SLICE_DIMENSIONS), key="answer_dimension", param="dimension")
+    with cols[2]:
+        metric = ui.pick("Metric", list(data.GENERATION_METRICS), key="answer_metric", param="metric")
+    frame = data.generation_slices(home, run_id, dimension, metric)
+    st.header(f"{metric} by {dimension}")
+    st.caption(f"Answer run **{run_id}** (mart_generation_by_slice).")
+    if frame is None or frame.is_empty():
+        ui.no_data(f"no {dimension} slice of this run")
+    else:
+        slice_chart(frame.rename({"mean": metric}), [metric], metric)
+        ui.show_table(frame)
