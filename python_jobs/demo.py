@@ -1,9 +1,12 @@
 """`finrag demo`: the main job end to end on the embedded defaults.
 
 synthesise a corpus (or take FinanceBench) → ingest → chunk → index → retrieve (several retrievers and the oracle
-conditions) → answer (closed-book and RAG, with the embedded SmolLM2 unless an endpoint is configured) → dbt build →
+conditions) → answer (closed-book and RAG, with the embedded SmolLM2 unless an endpoint is configured) → generate
+OmniEval-style QA over the corpus and retrieve on it → judge the RAG answers → FinanceBench's human-labelled
+gpt-4_oracle answers judged for agreement (when the shared data is there) → dbt build (and publish the marts) →
 leaderboards. Each step is the real `finrag` verb run as its own process (no job imports another),
-so the demo is exactly what a user would type.
+so the demo is exactly what a user would type. Without an endpoint, one embedded LLM server is started for all
+the LLM steps (loading it costs ~60 s), and stopped at the end.
 """
 
 from __future__ import annotations
@@ -12,11 +15,18 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
 
 from .config import HOME_ENV, warehouse_home
+from .llm import BASE_URL_ENV, EMBEDDED_MODEL, MODEL_ENV, start_embedded_server
+
+AGREEMENT_RUN = "gpt-4_oracle"  # a FinanceBench answer run with human labels
+DEMO_JUDGE_METRICS = "acc,utl,hal,correctness,faithfulness"
+GENERATED_SPLITS = "gen_train,gen_test"  # the generated instances the LLM inspector kept (docs/qa_generation.md)
 
 RETRIEVALS: list[tuple[str, str]] = [
     ("bm25", "full"),
@@ -40,6 +50,30 @@ def _step(title: str, args: list[str]) -> str:
     return proc.stdout
 
 
+def _ids(out: str) -> dict[str, str]:
+    """The key=value pairs a verb prints on stdout (run_id=..., judge_run_id=...)."""
+    return dict(kv.split("=", 1) for kv in out.split() if "=" in kv)
+
+
+@contextmanager
+def _shared_llm() -> Iterator[None]:
+    """One embedded LLM server for every LLM step, unless an endpoint is configured."""
+    if os.environ.get(BASE_URL_ENV):
+        yield
+        return
+    proc, base_url = start_embedded_server()
+    os.environ[BASE_URL_ENV], os.environ[MODEL_ENV] = base_url, EMBEDDED_MODEL
+    try:
+        yield
+    finally:
+        del os.environ[BASE_URL_ENV], os.environ[MODEL_ENV]
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
 @click.command("demo")
 @click.option("--source", type=click.Choice(["synthetic", "financebench"]), default="synthetic", show_default=True,
               help="synthetic: a corpus the project generates; financebench: the real files under --financebench-dir.")
@@ -52,9 +86,12 @@ def _step(title: str, args: list[str]) -> str:
 @click.option("--k", default=5, show_default=True, help="Results per question.")
 @click.option("--seed", default=0, show_default=True, help="Seed of the synthetic corpus.")
 @click.option("--answer-limit", default=8, show_default=True,
-              help="Questions answered per answer run (the embedded model is slow on 2 cores; 0 = all).")
+              help="Questions answered (and human-labelled answers judged) per run (the embedded model is slow on 2 "
+                   "cores; 0 = all).")
+@click.option("--qa-sample", default=8, show_default=True,
+              help="Chunks sampled for QA generation (0 = skip QA generation).")
 def command(source: str, financebench_dir: str, dataset: str | None, preset: str | None, k: int, seed: int,
-            answer_limit: int) -> None:
+            answer_limit: int, qa_sample: int) -> None:
     """Run the main job end to end and print the retrieval leaderboard."""
     home = warehouse_home()
     os.environ[HOME_ENV] = str(home)
@@ -80,11 +117,33 @@ def command(source: str, financebench_dir: str, dataset: str | None, preset: str
     for retriever, condition in RETRIEVALS:
         out = _step(f"retrieve {retriever} / {condition}",
                     ["retrieve", "--retriever", retriever, "--dataset", dataset, "--k", str(k), "--condition", condition])
-        run_ids[(retriever, condition)] = dict(kv.split("=", 1) for kv in out.split() if "=" in kv)["run_id"]
+        run_ids[(retriever, condition)] = _ids(out)["run_id"]
     limit = ["--limit", str(answer_limit)] if answer_limit else []
-    _step("answer closed-book", ["answer", "--closed-book", "--dataset", dataset, "--max-tokens", "64", *limit])
-    _step("answer over the hybrid run", ["answer", "--retrieval-run", run_ids[("hybrid", "full")], "--k", "3",
-                                         "--max-tokens", "64", *limit])
+    fb = Path(financebench_dir)
+    labelled = fb / "results" / f"{AGREEMENT_RUN}.jsonl"
+    with _shared_llm():
+        _step("answer closed-book", ["answer", "--closed-book", "--dataset", dataset, "--max-tokens", "64", *limit])
+        rag = _ids(_step("answer over the hybrid run", ["answer", "--retrieval-run", run_ids[("hybrid", "full")],
+                                                         "--k", "3", "--max-tokens", "64", *limit]))["run_id"]
+        if qa_sample:
+            _step("generate OmniEval-style QA over the corpus",
+                  ["generate-qa", "--dataset", dataset, "--per-cell", "1", "--sample", str(qa_sample),
+                   "--seed", str(seed)])
+            _step("retrieve hybrid on the generated QA", ["retrieve", "--retriever", "hybrid", "--dataset", dataset,
+                                                          "--k", str(k), "--split", GENERATED_SPLITS])
+        _step("judge the RAG answers", ["judge", "--answer-run", rag, "--metrics", DEMO_JUDGE_METRICS])
+        if labelled.exists() and source == "synthetic":
+            # FinanceBench's human-labelled answers: the judge's agreement with people (questions only, no PDFs)
+            d = fb / "data"
+            _step("ingest FinanceBench questions", ["ingest", "financebench", "--questions",
+                                                    str(d / "financebench_open_source.jsonl"),
+                                                    "--documents", str(d / "financebench_document_information.jsonl")])
+        if labelled.exists():
+            _step("ingest human-labelled answers", ["ingest", "financebench-answers", str(labelled)])
+            _step("judge them", ["judge", "--answer-run", AGREEMENT_RUN, "--metrics", "correctness",
+                                 *(["--limit", str(answer_limit)] if answer_limit else [])])
+        else:
+            click.secho(f"({labelled} not found: no judge-human agreement in this demo)", fg="yellow", err=True)
     _step("dbt build", ["build", "--quiet"])
     _step("retrieval leaderboard", [
         "sql",
@@ -102,4 +161,15 @@ def command(source: str, financebench_dir: str, dataset: str | None, preset: str
         "select run_id, eval_mode, metric, round(mean, 4) as mean, n from mart_generation_leaderboard "
         f"where dataset = '{dataset}' order by metric, eval_mode",
     ])
-    click.secho(f"\nwarehouse: {home / 'finrag.duckdb'}  (query it with `finrag sql`)", fg="green", err=True)
+    _step("judge leaderboard", [
+        "sql",
+        "select judge_run_id, answer_run_id, metric, round(mean, 4) as mean, n_ok, n_not_applicable, n_failed "
+        "from mart_judge_leaderboard order by answer_run_id, metric",
+    ])
+    _step("judge-human agreement", [
+        "sql",
+        "select judge_run_id, label_set, metric, n, round(accuracy, 4) as accuracy, round(kappa, 4) as kappa "
+        "from mart_judge_agreement where judge_run_id is not null order by judge_run_id",
+    ])
+    click.secho(f"\nwarehouse: {home / 'finrag.duckdb'}  (query it with `finrag sql`; marts as Parquet under "
+                f"{home / 'exports' / 'marts'})\ndashboard: make dashboard", fg="green", err=True)
