@@ -32,7 +32,8 @@ from tqdm import tqdm
 from .errors import InputError
 from .lake import Lake, check_id
 from .question_sets import parse_splits, select_splits, splits_param
-from .llm import ChatRequest, LLMClient, LLMConfig, LLMResult, PromptTemplate, load_template, render_prompt
+from .llm import (ChatRequest, LLMClient, LLMConfig, LLMResult, PromptTemplate, llm_options, load_template,
+                  render_prompt)
 
 DEFAULT_RAG_TEMPLATE = "rag_answer_v1"
 DEFAULT_CLOSED_TEMPLATE = "closed_book_v1"
@@ -293,20 +294,14 @@ def _sum(values) -> float | None:
 @click.option("--limit", type=int, default=None, help="Only the first N questions (by id).")
 @click.option("--question-id", "question_ids", multiple=True, help="Only these questions (repeatable).")
 @click.option("--run-id", default=None, help="Run id (default: <dataset>-<mode>-<config hash>).")
-@click.option("--llm-base-url", default=None, help="OpenAI-compatible endpoint (default $FINRAG_LLM_BASE_URL; "
-              "none = the embedded SmolLM2). The key is read from $FINRAG_LLM_API_KEY or $OPENAI_API_KEY only.")
-@click.option("--llm-model", default=None, help="Model name at the endpoint (default $FINRAG_LLM_MODEL).")
-@click.option("--concurrency", type=int, default=None, help="Concurrent calls (default 4, $FINRAG_LLM_CONCURRENCY).")
-@click.option("--timeout", type=float, default=None, help="Seconds per HTTP attempt (default 120).")
-@click.option("--max-attempts", type=int, default=None, help="Tries per call, retries included (default 5).")
+@llm_options()
 @click.option("--ledger-batch", type=int, default=16, show_default=True,
               help="LLM calls per landed llm_calls batch (a killed run loses at most one batch).")
 @click.option("--split", "split", default=None,
               help="Comma list of question splits to answer (default: every split except 'dropped').")
 def command(retrieval_run_id: str | None, closed_book: bool, dataset: str | None, k: int, template: str | None,
             fuse_template: str, context_tokens: int, max_tokens: int, temperature: float, max_words: int | None,
-            limit: int | None, question_ids: tuple[str, ...], run_id: str | None, llm_base_url: str | None,
-            llm_model: str | None, concurrency: int | None, timeout: float | None, max_attempts: int | None,
+            limit: int | None, question_ids: tuple[str, ...], run_id: str | None, llm_config: LLMConfig,
             ledger_batch: int, split: str | None) -> None:
     """Answer a dataset's questions, closed-book or over a retrieval run, and land the answer run."""
     if closed_book == (retrieval_run_id is not None):
@@ -317,9 +312,7 @@ def command(retrieval_run_id: str | None, closed_book: bool, dataset: str | None
         raise click.UsageError("--k >= 1, --context-tokens >= 64 and --max-words >= 1")
     # SIGTERM like Ctrl-C: the client's finally lands the calls already made and stops the embedded server
     signal.signal(signal.SIGTERM, _interrupt)
-    config = LLMConfig.from_env(base_url=llm_base_url, model=llm_model, concurrency=concurrency, timeout=timeout,
-                                max_attempts=max_attempts)
     run_answers(None, retrieval_run_id=retrieval_run_id, dataset=dataset, k=k, template=template,
                 fuse_template=fuse_template, context_tokens=context_tokens, max_tokens=max_tokens,
                 temperature=temperature, max_words=max_words, limit=limit, question_ids=question_ids, run_id=run_id,
-                config=config, ledger_batch=ledger_batch, splits=parse_splits(split))
+                config=llm_config, ledger_batch=ledger_batch, splits=parse_splits(split))

@@ -35,11 +35,11 @@ from tqdm import tqdm
 from .contracts import TURN
 from .errors import InputError
 from .lake import Lake, check_id
-from .llm import ChatRequest, LLMClient, LLMConfig
+from .llm import ChatRequest, LLMClient, LLMConfig, llm_options
 from .qa_generation import (CROSS_DOC_KINDS, KINDS, MIN_UNIT_CHARS, SPLIT_DROPPED, TASKS, Agent, Generated,
                             ReplyError, Topic, apply_human, assigned_split, copies_example, digest, grounded,
                             latest_human, load_agent, load_topics, parse_generation, parse_topic, parse_verdict,
-                            resolve_chunker, seeded_shuffle)
+                            seeded_shuffle)
 
 MAX_TOKENS = {"classify": 24, "extractive": 80, "multi_hop_calc": 120, "multi_hop_chain": 150, "contrast": 120,
               "long_form": 220, "conversational": 220, "inspect": 90}
@@ -107,7 +107,7 @@ def run_generation(home: str | None, *, dataset: str, tasks: tuple[str, ...], pe
                    test_fraction: float, rounds: int, passage_chars: int, run_id: str | None, config: LLMConfig,
                    ledger_batch: int = 8) -> str:
     lake = Lake(home)
-    chunker_id = resolve_chunker(lake, dataset, chunker_id)
+    chunker_id = lake.resolve_chunker(dataset, chunker_id)
     topics = load_topics(topics_path)
     all_units = read_units(lake, dataset, chunker_id)
     units = sample_units(all_units, unit, sample, seed)
@@ -376,27 +376,19 @@ def _tasks(value: str) -> tuple[str, ...]:
 @click.option("--passage-chars", type=int, default=1500, show_default=True,
               help="Characters of each chunk put into a prompt (and stored as evidence text).")
 @click.option("--run-id", default=None, help="Generation run id (default: qagen-<dataset>-<config hash>).")
-@click.option("--llm-base-url", default=None, help="OpenAI-compatible endpoint (default $FINRAG_LLM_BASE_URL; "
-              "none = the embedded SmolLM2). The key is read from $FINRAG_LLM_API_KEY or $OPENAI_API_KEY only.")
-@click.option("--llm-model", default=None, help="Model name at the endpoint (default $FINRAG_LLM_MODEL).")
-@click.option("--concurrency", type=int, default=None, help="Concurrent calls (default 4, $FINRAG_LLM_CONCURRENCY).")
-@click.option("--timeout", type=float, default=None, help="Seconds per HTTP attempt (default 120).")
-@click.option("--max-attempts", type=int, default=None, help="Tries per call, retries included (default 5).")
+@llm_options()
 @click.option("--ledger-batch", type=int, default=8, show_default=True,
               help="LLM calls per landed llm_calls batch (a killed run loses at most one batch).")
 def command(dataset: str, tasks: str, per_cell: int, seed: int, unit: str, chunker_id: str | None,
             topics_path: str | None, sample: int, max_topics: int | None, test_fraction: float, rounds: int,
-            passage_chars: int, run_id: str | None, llm_base_url: str | None, llm_model: str | None,
-            concurrency: int | None, timeout: float | None, max_attempts: int | None, ledger_batch: int) -> None:
+            passage_chars: int, run_id: str | None, llm_config: LLMConfig, ledger_batch: int) -> None:
     """Generate QA instances over a corpus's topic x task matrix, inspect them, land them (source = generated)."""
     if per_cell < 1 or sample < 1 or rounds < 1 or passage_chars < 100 or (max_topics is not None and max_topics < 1):
         raise click.UsageError("--per-cell, --sample, --rounds, --max-topics >= 1 and --passage-chars >= 100")
     if not 0.0 <= test_fraction <= 1.0:
         raise click.UsageError("--test-fraction is between 0 and 1")
     signal.signal(signal.SIGTERM, _interrupt)
-    config = LLMConfig.from_env(base_url=llm_base_url, model=llm_model, concurrency=concurrency, timeout=timeout,
-                                max_attempts=max_attempts)
     run_generation(None, dataset=dataset, tasks=_tasks(tasks), per_cell=per_cell, seed=seed, unit=unit,
                    chunker_id=chunker_id, topics_path=topics_path, max_topics=max_topics, sample=sample,
                    test_fraction=test_fraction, rounds=rounds, passage_chars=passage_chars, run_id=run_id,
-                   config=config, ledger_batch=ledger_batch)
+                   config=llm_config, ledger_batch=ledger_batch)

@@ -21,7 +21,6 @@ import pyarrow as pa
 from tqdm import tqdm
 
 from .config import warehouse_home
-from .errors import InputError
 from .lake import Lake
 from .models import DEFAULT_EMBEDDER, LONG_TEXT_MODES, load_embedder
 from .vectors import VectorStore, in_list, sql_str, table_name
@@ -31,35 +30,14 @@ def sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def resolve_chunker(lake: Lake, dataset: str, chunker_id: str | None) -> str:
-    """The chunks partition to use: the given chunker id, else the dataset's only one."""
-    parts = [p for p in lake.partitions("chunks") if p.startswith(f"{dataset}.")]
-    have = [p[len(dataset) + 1 :] for p in parts]
-    if chunker_id:
-        if chunker_id not in have:
-            raise InputError(f"no chunks for dataset {dataset!r} with chunker id {chunker_id!r}; have {have or 'none'}",
-                             field="chunker_id")
-        return chunker_id
-    if not have:
-        raise InputError(f"no chunks for dataset {dataset!r}: run `finrag chunk` (or ingest a BEIR corpus) first",
-                         field="dataset")
-    if len(have) > 1:
-        raise InputError(f"dataset {dataset!r} has several chunkers {have}: pick one with --chunker-id", field="chunker_id")
-    return have[0]
-
-
-def read_chunks(lake: Lake, dataset: str, chunker_id: str) -> pl.DataFrame:
-    return lake.read_partition("chunks", f"{dataset}.{chunker_id}")
-
-
 LEVELS = ("all", "top", "child")
 
 
 def index_chunks(home, dataset: str, chunker_id: str | None, embedder: str | None = None, long_text: str = "window",
                  batch_size: int = 64, ann: bool = False, level: str = "all", progress: bool = True) -> dict[str, object]:
     lake = Lake(home)
-    chunker_id = resolve_chunker(lake, dataset, chunker_id)
-    chunks = read_chunks(lake, dataset, chunker_id)
+    chunker_id = lake.resolve_chunker(dataset, chunker_id)
+    chunks = lake.read_chunks(dataset, chunker_id)
     if level != "all":  # parent-child partitions: parent_child searches only the children, the others the parents
         has_parent = pl.col("parent_chunk_id").is_not_null()
         chunks = chunks.filter(has_parent if level == "child" else ~has_parent)
@@ -73,7 +51,7 @@ def index_chunks(home, dataset: str, chunker_id: str | None, embedder: str | Non
     todo = chunks.join(have, on=["chunk_id", "text_sha256"], how="anti")
     stale = have.join(chunks.select("chunk_id", "text_sha256"), on=["chunk_id", "text_sha256"], how="anti")
     if level != "all":  # rows of the other level are not stale, just outside this call
-        other = read_chunks(lake, dataset, chunker_id).join(chunks.select("chunk_id"), on="chunk_id", how="anti")
+        other = lake.read_chunks(dataset, chunker_id).join(chunks.select("chunk_id"), on="chunk_id", how="anti")
         stale = stale.join(other.select("chunk_id"), on="chunk_id", how="anti")
     if ann:  # checked before any embedding: a refused run changes nothing
         n_after = (store.open(name).count_rows() if store.exists(name) else 0) - stale.height + todo.height

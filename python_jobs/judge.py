@@ -28,7 +28,7 @@ import json
 import signal
 import sys
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import click
@@ -38,7 +38,7 @@ from tqdm import tqdm
 from .errors import InputError
 from .judging import ANSWER_FILE_WORDS, MAX_PASSAGES, MetricSpec, Verdict, load_metrics, parse_reply
 from .lake import Lake, check_id
-from .llm import ChatRequest, LLMClient, LLMConfig, PromptTemplate, load_template
+from .llm import ChatRequest, LLMClient, LLMConfig, LLMResult, PromptTemplate, llm_options, load_template
 from .text_metrics import first_words, parse_numbers
 
 # FinanceBench eval modes whose prompt held the gold evidence (oracle: the evidence pages; inContext: the whole
@@ -225,8 +225,7 @@ def run_judge(home: str | None, *, answer_run_id: str, metrics: list[str] | None
     finally:
         llm.close()
     for (qid, m, _), res in zip(calls, results, strict=True):
-        verdicts[(qid, m)] = Verdict("failed", None, None, f"LLM call failed: {res.error}") if res.error \
-            else parse_reply(res.text, specs[m])
+        verdicts[(qid, m)] = read_verdict(res, specs[m], max_tokens)
 
     rows = [{"judge_run_id": judge_run_id, "question_id": item.question_id, "metric": m,
              "raw_score": verdicts[(item.question_id, m)].raw_score,
@@ -267,12 +266,20 @@ def _rubrics(values: tuple[str, ...]) -> dict[str, str]:
     return out
 
 
+def read_verdict(res: LLMResult, spec: MetricSpec, max_tokens: int) -> Verdict:
+    if res.error:
+        return Verdict("failed", None, None, f"LLM call failed: {res.error}")
+    verdict = parse_reply(res.text, spec)
+    if verdict.status == "failed" and res.completion_tokens is not None and res.completion_tokens >= max_tokens:
+        # small models ramble before closing the JSON: say so, or the reason reads like a format problem only
+        verdict = replace(verdict, error=f"{verdict.error} (the reply was cut at --max-tokens {max_tokens})")
+    return verdict
+
+
 @click.command("judge")
 @click.option("--answer-run", "answer_run_id", required=True, help="The answer run to judge.")
 @click.option("--metrics", default=None, help="Comma list of metrics (seeds/judge_metrics.csv) "
               "[default: all that apply to the run].")
-@click.option("--judge-model", default=None, help="Judge model at the endpoint (default: the client's model, "
-              "$FINRAG_LLM_MODEL or the embedded SmolLM2).")
 @click.option("--rubric", "rubric_values", multiple=True, help="METRIC=TEMPLATE: another rubric prompt for a metric "
               "(name under prompts/ or a path; repeatable).")
 @click.option("--limit", type=int, default=None, help="Only the first N answers (by question id).")
@@ -281,16 +288,11 @@ def _rubrics(values: tuple[str, ...]) -> dict[str, str]:
 @click.option("--passage-tokens", type=int, default=900, show_default=True,
               help="Token budget of all passages in one prompt (each of the first 10 is cut to its share).")
 @click.option("--judge-run-id", default=None, help="Judge run id (default: <answer run>-judge-<config hash>).")
-@click.option("--llm-base-url", default=None, help="OpenAI-compatible endpoint (default $FINRAG_LLM_BASE_URL; "
-              "none = the embedded SmolLM2). The key is read from $FINRAG_LLM_API_KEY or $OPENAI_API_KEY only.")
-@click.option("--concurrency", type=int, default=None, help="Concurrent calls (default 4, $FINRAG_LLM_CONCURRENCY).")
-@click.option("--timeout", type=float, default=None, help="Seconds per HTTP attempt (default 120).")
-@click.option("--max-attempts", type=int, default=None, help="Tries per call, retries included (default 5).")
+@llm_options("--judge-model", "Judge model at the endpoint (default: $FINRAG_LLM_MODEL or the embedded SmolLM2).")
 @click.option("--ledger-batch", type=int, default=16, show_default=True)
-def command(answer_run_id: str, metrics: str | None, judge_model: str | None, rubric_values: tuple[str, ...],
+def command(answer_run_id: str, metrics: str | None, rubric_values: tuple[str, ...],
             limit: int | None, question_ids: tuple[str, ...], max_tokens: int, passage_tokens: int,
-            judge_run_id: str | None, llm_base_url: str | None, concurrency: int | None, timeout: float | None,
-            max_attempts: int | None, ledger_batch: int) -> None:
+            judge_run_id: str | None, llm_config: LLMConfig, ledger_batch: int) -> None:
     """Judge an answer run on LLM-judged metrics and land the judge run."""
     if max_tokens < 8 or passage_tokens < 64 or (limit is not None and limit < 1):
         raise click.UsageError("--max-tokens >= 8, --passage-tokens >= 64, --limit >= 1")
@@ -298,8 +300,6 @@ def command(answer_run_id: str, metrics: str | None, judge_model: str | None, ru
     if metric_list is not None and (not metric_list or len(set(metric_list)) != len(metric_list)):
         raise click.UsageError("--metrics: a comma list of distinct metric names")
     signal.signal(signal.SIGTERM, _interrupt)  # like Ctrl-C: the client lands the calls already made
-    config = LLMConfig.from_env(base_url=llm_base_url, model=judge_model, concurrency=concurrency, timeout=timeout,
-                                max_attempts=max_attempts)
     run_judge(None, answer_run_id=answer_run_id, metrics=metric_list, rubrics=_rubrics(rubric_values), limit=limit,
               question_ids=question_ids, max_tokens=max_tokens, passage_tokens=passage_tokens,
-              judge_run_id=judge_run_id, config=config, ledger_batch=ledger_batch)
+              judge_run_id=judge_run_id, config=llm_config, ledger_batch=ledger_batch)

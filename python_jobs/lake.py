@@ -103,6 +103,25 @@ class Lake:
             return pl.DataFrame(schema=contract(table).polars_schema)
         return conform(pl.read_parquet(path), contract(table))
 
+    def resolve_chunker(self, dataset: str, chunker_id: str | None) -> str:
+        """The dataset's chunks partition to use: the given chunker id, else the dataset's only one."""
+        have = [p[len(dataset) + 1 :] for p in self.partitions("chunks") if p.startswith(f"{dataset}.")]
+        if chunker_id:
+            if chunker_id not in have:
+                raise InputError(f"no chunks for dataset {dataset!r} with chunker id {chunker_id!r}; "
+                                 f"have {have or 'none'}", field="chunker_id")
+            return chunker_id
+        if not have:
+            raise InputError(f"no chunks for dataset {dataset!r}: run `finrag chunk` (or ingest a BEIR corpus) first",
+                             field="dataset")
+        if len(have) > 1:
+            raise InputError(f"dataset {dataset!r} has several chunkers {have}: pick one with --chunker-id",
+                             field="chunker_id")
+        return have[0]
+
+    def read_chunks(self, dataset: str, chunker_id: str) -> pl.DataFrame:
+        return self.read_partition("chunks", f"{dataset}.{chunker_id}")
+
     # ---- writing -------------------------------------------------------------------------------------------
     def land(self, frames: Iterable[tuple[str, str, pl.DataFrame]]) -> list[Landing]:
         """Validate every (table, partition value, frame), then land them all or none.

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import functools
 import hashlib
 import json
 import os
@@ -43,12 +44,13 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import click
 import polars as pl
 from tqdm import tqdm
 
@@ -96,6 +98,35 @@ class LLMConfig:
     @property
     def embedded(self) -> bool:
         return not self.base_url
+
+
+def llm_options(model_flag: str = "--llm-model",
+                model_help: str = "Model name at the endpoint (default $FINRAG_LLM_MODEL).") -> Callable[..., Any]:
+    """The endpoint options every LLM verb takes, folded into one `llm_config: LLMConfig` argument of the command
+    (environment first, the options win)."""
+    options = [
+        click.option("--llm-base-url", default=None, help="OpenAI-compatible endpoint (default $FINRAG_LLM_BASE_URL; "
+                     "none = the embedded SmolLM2). The key is read from $FINRAG_LLM_API_KEY or $OPENAI_API_KEY only."),
+        click.option(model_flag, "llm_model", default=None, help=model_help),
+        click.option("--concurrency", type=int, default=None,
+                     help="Concurrent LLM calls (default 4, $FINRAG_LLM_CONCURRENCY)."),
+        click.option("--timeout", type=float, default=None, help="Seconds per LLM HTTP attempt (default 120)."),
+        click.option("--max-attempts", type=int, default=None, help="Tries per LLM call, retries included (default 5)."),
+    ]
+
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def command(*args: Any, llm_base_url: str | None, llm_model: str | None, concurrency: int | None,
+                    timeout: float | None, max_attempts: int | None, **kwargs: Any) -> Any:
+            config = LLMConfig.from_env(base_url=llm_base_url, model=llm_model, concurrency=concurrency,
+                                        timeout=timeout, max_attempts=max_attempts)
+            return fn(*args, llm_config=config, **kwargs)
+
+        for option in reversed(options):  # click lists the options in decorator order, top first
+            command = option(command)
+        return command
+
+    return decorate
 
 
 # ---- requests and results ------------------------------------------------------------------------------------

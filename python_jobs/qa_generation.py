@@ -518,24 +518,6 @@ def reland_with_human(lake: Lake, generation_run_ids: Iterable[str], human: pl.D
     return out
 
 
-def resolve_chunker(lake: Lake, dataset: str, chunker_id: str | None) -> str:
-    """The dataset's chunks partition: the given chunker id, else its only one (the rule `finrag retrieve` uses; kept
-    here so this module does not import a job module)."""
-    have = [p[len(dataset) + 1 :] for p in lake.partitions("chunks") if p.startswith(f"{dataset}.")]
-    if chunker_id:
-        if chunker_id not in have:
-            raise InputError(f"no chunks for dataset {dataset!r} with chunker id {chunker_id!r}; have {have or 'none'}",
-                             field="chunker_id")
-        return chunker_id
-    if not have:
-        raise InputError(f"no chunks for dataset {dataset!r}: run `finrag chunk` (or ingest a BEIR corpus) first",
-                         field="dataset")
-    if len(have) > 1:
-        raise InputError(f"dataset {dataset!r} has several chunkers {have}: pick one with --chunker-id",
-                         field="chunker_id")
-    return have[0]
-
-
 def seeded_shuffle(items: list[Any], seed: int, salt: str) -> list[Any]:
     out = list(items)
     random.Random(f"{seed}:{salt}").shuffle(out)

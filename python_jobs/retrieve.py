@@ -30,11 +30,10 @@ from tqdm import tqdm
 from .config import warehouse_home
 from .contracts import CONDITIONS
 from .errors import InputError
-from .index import read_chunks, resolve_chunker
 from .lake import Lake, check_id
 from .models import DEFAULT_EMBEDDER, LONG_TEXT_MODES, resolve
 from .retrievers import FIRST_STAGES, RETRIEVERS, Context, Query, RetrieverConfig, build, default_top_n, stage_names
-from .llm import LLMConfig
+from .llm import LLMConfig, llm_options
 from .question_sets import parse_splits, select_splits, splits_param
 from .retrievers.conditions import restrictions
 from .retrievers.hyde import HYDE_FUSIONS, LLM_RETRIEVERS, Rewriter
@@ -103,7 +102,7 @@ def run_retrieval(home, dataset: str, retriever: str, k: int = 10, condition: st
     if rrf_k < 1:
         raise InputError(f"--rrf-k must be >= 1, got {rrf_k}", field="rrf_k")
     lake = Lake(home)
-    chunker_id = resolve_chunker(lake, dataset, chunker_id)
+    chunker_id = lake.resolve_chunker(dataset, chunker_id)
     cfg = normalise(RetrieverConfig(retriever, first_stage, embedder, long_text, dense_search, reranker, rrf_k, top_n,
                                     n_keywords, feedback_docs, feedback_terms), k)
     rewriter = (Rewriter.open(lake.home, retriever, llm_config, n=hyde_n, fusion=hyde_fusion,
@@ -130,7 +129,7 @@ def _run(lake: Lake, dataset: str, retriever: str, k: int, condition: str, chunk
     if questions.height == 0:
         raise InputError(f"no questions for dataset {dataset!r}: ingest them first", field="dataset")
     questions = select_splits(questions, splits)
-    chunks = read_chunks(lake, dataset, chunker_id)
+    chunks = lake.read_chunks(dataset, chunker_id)
     limits = restrictions(condition, lake.read("evidence", where={"dataset": dataset}))
     queries = [
         Query(qid, text, limits.get(qid))
@@ -214,27 +213,18 @@ def _run(lake: Lake, dataset: str, retriever: str, k: int, condition: str, chunk
               help="multi_hyde: average the vectors (question's included) or search each and fuse by RRF (--rrf-k).")
 @click.option("--llm-temperature", type=float, default=None,
               help="LLM retrievers' sampling temperature (default: hyde 0, multi_hyde 0.7, llm_expand 0).")
-@click.option("--llm-base-url", default=None, help="OpenAI-compatible endpoint (default $FINRAG_LLM_BASE_URL; "
-              "none = the embedded SmolLM2). The key is read from $FINRAG_LLM_API_KEY or $OPENAI_API_KEY only.")
-@click.option("--llm-model", default=None, help="Model name at the endpoint (default $FINRAG_LLM_MODEL).")
-@click.option("--concurrency", type=int, default=None, help="Concurrent LLM calls (default 4).")
-@click.option("--timeout", type=float, default=None, help="Seconds per LLM HTTP attempt (default 120).")
-@click.option("--max-attempts", type=int, default=None, help="Tries per LLM call, retries included (default 5).")
+@llm_options()
 @click.option("--split", "split", default=None,
               help="Comma list of question splits to query (default: every split except 'dropped').")
 def command(retriever: str, dataset: str, k: int, condition: str, chunker_id: str | None, embedder: str,
             long_text: str, dense_search: str, first_stage: str | None, reranker: str | None, top_n: int | None,
             rrf_k: int, n_keywords: int, feedback_docs: int, feedback_terms: int, run_id: str | None,
-            batch_size: int, hyde_n: int, hyde_fusion: str, llm_temperature: float | None, llm_base_url: str | None,
-            llm_model: str | None, concurrency: int | None, timeout: float | None, max_attempts: int | None,
+            batch_size: int, hyde_n: int, hyde_fusion: str, llm_temperature: float | None, llm_config: LLMConfig,
             split: str | None) -> None:
     """Run a retriever over a dataset's questions; land retrieval_runs + retrieval_results."""
-    llm_config = None
-    if retriever in LLM_RETRIEVERS:
-        llm_config = LLMConfig.from_env(base_url=llm_base_url, model=llm_model, concurrency=concurrency,
-                                        timeout=timeout, max_attempts=max_attempts)
     out = run_retrieval(warehouse_home(), dataset, retriever, k, condition, chunker_id, embedder, long_text,
                         dense_search, reranker, first_stage, rrf_k, top_n, n_keywords, feedback_docs, feedback_terms,
-                        run_id, batch_size, llm_config=llm_config, hyde_n=hyde_n, hyde_fusion=hyde_fusion,
-                        llm_temperature=llm_temperature, splits=parse_splits(split))
+                        run_id, batch_size, llm_config=llm_config if retriever in LLM_RETRIEVERS else None,
+                        hyde_n=hyde_n, hyde_fusion=hyde_fusion, llm_temperature=llm_temperature,
+                        splits=parse_splits(split))
     click.echo(" ".join(f"{key}={v}" for key, v in out.items()))

@@ -740,7 +740,7 @@ def build_10k(c: CompanyProfile, fin: Financials, rng: random.Random) -> Filing:
     pdf.table("bs", f"As of {D_FY} and {D_PFY}", [f"Dec 31, {FY}", f"Dec 31, {FY - 1}"],
               _bs_rows([fin.balances[D_FY], fin.balances[D_PFY]]))
     pdf.new_section(f"{c.name}: Consolidated Statements of Cash Flows")
-    pdf.table("cf", f"Fiscal years ended December 31", [f"FY{FY}", f"FY{FY - 1}", f"FY{FY - 2}"],
+    pdf.table("cf", "Fiscal years ended December 31", [f"FY{FY}", f"FY{FY - 1}", f"FY{FY - 2}"],
               _cf_rows([cur, prev, old]))
 
     pdf.new_section("Notes to Consolidated Financial Statements")

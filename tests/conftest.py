@@ -34,9 +34,10 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return h
 
 
-def run_finrag(home: Path, *args: str, check: bool = True, timeout: float = 900) -> subprocess.CompletedProcess[str]:
-    """Run `finrag --home HOME ARGS...` as a subprocess; on check, fail with its output."""
-    env = {**os.environ, "FINRAG_HOME": str(home)}
+def run_finrag(home: Path, *args: str, check: bool = True, timeout: float = 900,
+               env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run `finrag --home HOME ARGS...` as a subprocess (env: extra variables); on check, fail with its output."""
+    env = {**os.environ, "FINRAG_HOME": str(home), **(env or {})}
     proc = subprocess.run(
         [sys.executable, "-m", "python_jobs.cli", "--home", str(home), *args],
         capture_output=True, text=True, env=env, cwd=PROJECT, timeout=timeout,

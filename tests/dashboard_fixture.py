@@ -62,19 +62,6 @@ def _llm(fake: FakeLLM) -> dict[str, str]:
             "FINRAG_LLM_API_KEY": "sk-dashboard-test-not-a-key"}
 
 
-def _with_env(env: dict[str, str], fn):
-    old = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
-        return fn()
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-
 def _existing_topics() -> list[tuple[list[str], str]]:
     """The TOPIC_TASKS paths must be real OmniEval topics (the seed gives them English names)."""
     import csv
@@ -87,7 +74,8 @@ def _existing_topics() -> list[tuple[list[str], str]]:
 
 def build(root: Path) -> dict:
     home = root / "warehouse"
-    fin = lambda *a: run_finrag(home, *a).stdout  # noqa: E731
+    def fin(*args: str, env: dict[str, str] | None = None) -> str:
+        return run_finrag(home, *args, env=env).stdout
     corpus = root / "synthetic"
     fin("synth", "--out", str(corpus), "--seed", "0", "--companies", "2", "--questions-per-doc", "3")
     fin("ingest", "financebench", "--questions", str(corpus / "questions.jsonl"), "--documents",
@@ -127,11 +115,11 @@ def build(root: Path) -> dict:
 
     with FakeLLM(Behaviour(script=script)) as fake:
         env = _llm(fake)
-        closed = _with_env(env, lambda: fin("answer", "--closed-book", "--dataset", DATASET, "--timeout", "5")).strip()
-        rag = _with_env(env, lambda: fin("answer", "--retrieval-run", bm25, "--k", "3", "--timeout", "5")).strip()
-        judge_out = _with_env(env, lambda: fin("judge", "--answer-run", JUDGED_RUN, "--metrics", "correctness",
-                                               *[a for q in fb_answers["question_id"] for a in ("--question-id", q)],
-                                               "--timeout", "5"))
+        closed = fin("answer", "--closed-book", "--dataset", DATASET, "--timeout", "5", env=env).strip()
+        rag = fin("answer", "--retrieval-run", bm25, "--k", "3", "--timeout", "5", env=env).strip()
+        judge_out = fin("judge", "--answer-run", JUDGED_RUN, "--metrics", "correctness",
+                        *[a for q in fb_answers["question_id"] for a in ("--question-id", q)], "--timeout", "5",
+                        env=env)
     judge_run = next(kv.split("=", 1)[1] for kv in judge_out.split() if kv.startswith("judge_run_id="))
     fin("build", *BUILD_ARGS)
     return {"bm25": bm25, "oracle": oracle, "closed": closed, "rag": rag, "judge": judge_run,

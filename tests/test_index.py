@@ -12,7 +12,6 @@ import pytest
 
 from python_jobs.errors import InputError
 from python_jobs.index import index_chunks
-from python_jobs.lake import Lake
 from python_jobs.models import load_embedder
 from python_jobs.vectors import table_name
 from test_retrieve import DATASET, FLAT, PC, land_corpus

@@ -4,7 +4,6 @@ server (tests/fake_llm_server.py), over FinanceBench's real questions and human-
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -54,16 +53,7 @@ def key(base: dict, metric: str, qid: str) -> str:
 
 def judge(home: Path, fake: FakeLLM, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     env = {"FINRAG_LLM_BASE_URL": fake.base_url, "FINRAG_LLM_MODEL": "fake-model"}
-    old = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
-        return run_finrag(home, "judge", "--timeout", "5", "--max-attempts", "2", *args, check=check)
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    return run_finrag(home, "judge", "--timeout", "5", "--max-attempts", "2", *args, check=check, env=env)
 
 
 def run_id_of(proc: subprocess.CompletedProcess[str]) -> str:
@@ -204,6 +194,19 @@ def test_judge_sees_300_words_and_10_passages(base: dict, wh: Path, tmp_path: Pa
     for m in ("faithfulness", "hal"):
         assert "passage number 10 says" in prompts[m] and "passage number 11" not in prompts[m]
         assert "[10] passage number 10" in prompts[m]
+
+
+def test_a_reply_cut_at_max_tokens_says_so(base: dict, wh: Path) -> None:
+    qid = oracle_qids(wh, 1)[0]
+    # the fake server counts words as tokens: 11 words reach --max-tokens 8, and no JSON was closed
+    b = Behaviour(script={"Metric:": 'I think that this answer is correct and relevant to it {"score"'})
+    with FakeLLM(b) as fake:
+        jid = run_id_of(judge(wh, fake, "--answer-run", ORACLE, "--metrics", "correctness", "--question-id", qid,
+                              "--max-tokens", "8"))
+    (row,) = judgments(wh, jid).values()
+    assert row["status"] == "failed" and row["raw_score"] is None
+    assert row["error"].startswith("no JSON object in the reply") and row["error"].endswith(
+        "(the reply was cut at --max-tokens 8)")
 
 
 def test_unknown_run_metric_or_question_is_an_input_error(base: dict, wh: Path) -> None:

@@ -18,7 +18,7 @@ from fake_llm_server import Behaviour, FakeLLM
 from test_retrieve import DATASET, FLAT, QUESTIONS, land_corpus, ranking, results
 
 from python_jobs.errors import InputError
-from python_jobs.index import index_chunks, read_chunks
+from python_jobs.index import index_chunks
 from python_jobs.lake import Lake
 from python_jobs.llm import LLMConfig
 from python_jobs.models import load_embedder
@@ -192,7 +192,7 @@ def test_llm_expand_in_front_of_bm25_and_dense(toy: Lake):
         p = params(toy, out["run_id"])
         assert (p["first_stage"], p["n_expansion_malformed"], p["n_llm_failed"]) == ("bm25", 3, 0)
         # the first stage searched question + expansion terms, or the plain question for a malformed reply
-        ctx = Context(h, DATASET, FLAT, read_chunks(toy, DATASET, FLAT))
+        ctx = Context(h, DATASET, FLAT, toy.read_chunks(DATASET, FLAT))
         expected = {"q1": f"{TEXT['q1']} capital expenditures data centers", "q2": TEXT["q2"],
                     "q3": f"{TEXT['q3']} Initech FCF 2021 free cash flow"}
         want = BM25Retriever(ctx).search([Query(q, t) for q, t in expected.items()], 3)

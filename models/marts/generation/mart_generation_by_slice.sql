@@ -3,7 +3,7 @@
 -- dimension is null are left out of that dimension.
 
 {% set metrics = ['rouge_l', 'token_f1', 'exact_match', 'bleu', 'numeric_match'] %}
-{% set dimensions = ['dataset', 'question_type', 'doc_type', 'task', 'topic_l1', 'topic_l2', 'topic_l3', 'company', 'sector'] %}
+{% set dimensions = slice_dimensions() %}
 
 with scores as (
 
@@ -14,11 +14,7 @@ with scores as (
 
 questions as (
 
-    select
-        question_id,
-        {% for dimension in dimensions %}cast({{ dimension }} as varchar) as {{ dimension }}{{ "," if not loop.last }}
-        {% endfor %}
-    from {{ ref('dim_questions') }}
+    {{ select_question_slices() }}
 
 ),
 

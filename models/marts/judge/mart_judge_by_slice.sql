@@ -2,7 +2,7 @@
 -- slices). Dimensions come from dim_questions, as in mart_generation_by_slice: dataset, question_type, doc_type,
 -- task, topic levels (l1..l3), company, sector. Questions whose value for a dimension is null are left out of it.
 
-{% set dimensions = ['dataset', 'question_type', 'doc_type', 'task', 'topic_l1', 'topic_l2', 'topic_l3', 'company', 'sector'] %}
+{% set dimensions = slice_dimensions() %}
 
 with scores as (
 
@@ -13,11 +13,7 @@ with scores as (
 
 questions as (
 
-    select
-        question_id,
-        {% for dimension in dimensions %}cast({{ dimension }} as varchar) as {{ dimension }}{{ "," if not loop.last }}
-        {% endfor %}
-    from {{ ref('dim_questions') }}
+    {{ select_question_slices() }}
 
 ),
 

@@ -57,17 +57,7 @@ cells as (
         count(*) as n
     from scores
     inner join question_topics using (question_id)
-    group by
-        scores.run_id,
-        scores.run_kind,
-        scores.dataset,
-        scores.metric,
-        scores.granularity,
-        scores.k,
-        question_topics.topic_level,
-        question_topics.topic,
-        question_topics.topic_en,
-        question_topics.task
+    group by all
 
 )
 

@@ -14,7 +14,7 @@
     )
 }}
 
-{%- set dimensions = ['dataset', 'doc_type', 'question_type', 'task', 'topic_l1', 'topic_l2', 'topic_l3', 'company', 'sector'] %}
+{%- set dimensions = slice_dimensions() %}
 
 with runs as (
 

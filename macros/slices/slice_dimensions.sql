@@ -1,0 +1,13 @@
+{#- The question slice dimensions every by-slice mart reports (SPEC §5 slices), all columns of dim_questions. -#}
+{% macro slice_dimensions() %}
+    {{ return(['dataset', 'question_type', 'doc_type', 'task', 'topic_l1', 'topic_l2', 'topic_l3', 'company', 'sector']) }}
+{% endmacro %}
+
+{#- A select of dim_questions: question_id and every slice dimension as varchar (one union-able value column). -#}
+{% macro select_question_slices() %}
+    select
+        question_id,
+        {% for dimension in slice_dimensions() %}cast({{ dimension }} as varchar) as {{ dimension }}{{ "," if not loop.last }}
+        {% endfor %}
+    from {{ ref('dim_questions') }}
+{% endmacro %}
