@@ -59,6 +59,7 @@ text = alt.Chart(cells.to_pandas()).mark_text(baseline="middle").encode(
     x="task:N", y="topic_label:N", text=alt.Text("mean:Q", format=f".{ui.DECIMALS}f"),
     color=alt.condition(alt.datum.mean > 0.5, alt.value("black"), alt.value("white")),
 )
-st.altair_chart((chart + text).properties(height=40 * cells["topic_label"].n_unique() + 40), width="stretch")
+# a fixed band per topic row: a pixel height for the whole chart squeezes one or two rows into slivers
+st.altair_chart((chart + text).properties(height=alt.Step(40)), width="stretch")
 table = cells.pivot(on="task", index="topic_label", values="mean", aggregate_function="first").sort("topic_label")
 ui.show_table(table)
