@@ -51,7 +51,7 @@ def _step(title: str, args: list[str]) -> str:
 
 
 def _ids(out: str) -> dict[str, str]:
-    """The key=value pairs a verb prints on stdout (run_id=..., judge_run_id=...)."""
+    """The key=value pairs a verb prints on stdout (`finrag retrieve`: run_id=...)."""
     return dict(kv.split("=", 1) for kv in out.split() if "=" in kv)
 
 
@@ -123,8 +123,9 @@ def command(source: str, financebench_dir: str, dataset: str | None, preset: str
     labelled = fb / "results" / f"{AGREEMENT_RUN}.jsonl"
     with _shared_llm():
         _step("answer closed-book", ["answer", "--closed-book", "--dataset", dataset, "--max-tokens", "64", *limit])
-        rag = _ids(_step("answer over the hybrid run", ["answer", "--retrieval-run", run_ids[("hybrid", "full")],
-                                                         "--k", "3", "--max-tokens", "64", *limit]))["run_id"]
+        # `finrag answer` prints the run id alone on its last stdout line
+        rag = _step("answer over the hybrid run", ["answer", "--retrieval-run", run_ids[("hybrid", "full")],
+                                                   "--k", "3", "--max-tokens", "64", *limit]).split()[-1]
         if qa_sample:
             _step("generate OmniEval-style QA over the corpus",
                   ["generate-qa", "--dataset", dataset, "--per-cell", "1", "--sample", str(qa_sample),
@@ -147,14 +148,14 @@ def command(source: str, financebench_dir: str, dataset: str | None, preset: str
     _step("dbt build", ["build", "--quiet"])
     _step("retrieval leaderboard", [
         "sql",
-        "select r.retriever, r.condition, "
+        "select r.run_id, r.retriever, r.condition, "
         "round(max(l.mean) filter (where l.metric = 'doc_rec'), 4) as doc_rec, "
         "round(max(l.mean) filter (where l.metric = 'page_rec'), 4) as page_rec, "
         "round(max(l.mean) filter (where l.metric = 'ndcg' and l.granularity = 'page'), 4) as ndcg_page, "
         "round(max(l.mean) filter (where l.metric = 'mrr' and l.granularity = 'page'), 4) as mrr_page, "
         "max(l.n_questions) as n_questions "
         "from mart_retrieval_leaderboard l join stg_lake__retrieval_runs r using (run_id) "
-        f"where r.dataset = '{dataset}' and l.k = {k} group by all order by r.condition, r.retriever",
+        f"where r.dataset = '{dataset}' and l.k = {k} group by all order by r.condition, r.retriever, n_questions desc",
     ])
     _step("generation leaderboard", [
         "sql",
