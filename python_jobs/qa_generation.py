@@ -128,6 +128,10 @@ class Agent:
         """The example replies (an instance that copies one is rejected)."""
         return [text for role, text in self._parts() if role == "example_assistant"]
 
+    def example_text(self) -> str:
+        """The worked example, its passages and its reply: what a paraphrased copy borrows its words from."""
+        return "\n".join(text for role, text in self._parts() if role in ("example_user", "example_assistant"))
+
     def render(self, **values: str) -> tuple[tuple[str, str], ...]:
         def fill(s: str) -> str:
             return re.sub(r"\{(\w+)\}", lambda m: values.get(m[1], m[0]), s)
@@ -365,19 +369,31 @@ def copies_example(gen: Generated, agent: Agent, passages: str) -> bool:
     turns = gen.conversation or []
     questions = [gen.question, *[t["content"] for t in turns if t["role"] == "user"]]
     answers = [*gen.answers, *[t["content"] for t in turns if t["role"] == "assistant"]]
+    # a reworded copy is not verbatim: it borrows the example's numbers ("41.2% against 35.8%"), or nearly all
+    # its words, and not from the passages (the example's phrasing alone, "the company of passage 1", is allowed)
+    example = agent.example_text()
+    borrowed = set(_words(example)) - set(_words(passages))
+    echoes = [a for a in answers
+              if any(w[0].isdigit() and w in borrowed for w in _words(a))
+              or (word_share(a, example) >= 0.8 and not grounded(a, passages))]
     return (any(norm(q) in asked for q in questions)
-            or any(norm(a) in answered and not grounded(a, passages, 1.0) for a in answers))
+            or any(norm(a) in answered and not grounded(a, passages, 1.0) for a in answers)
+            or bool(echoes))
 
 
-def grounded(answer: str, passage: str, min_share: float = 0.6) -> bool:
-    """Extractive answers come from the passage: at least `min_share` of the answer's words (numbers without
-    thousands separators) occur in it."""
+def word_share(answer: str, passage: str) -> float:
+    """The share of the answer's words (numbers without thousands separators) that occur in the passage."""
     def norm(ws: Iterable[str]) -> list[str]:
         return [w.replace(",", "") for w in ws]
 
     have = set(norm(_words(passage)))
     mine = norm(_words(answer))
-    return bool(mine) and sum(w in have for w in mine) / len(mine) >= min_share
+    return sum(w in have for w in mine) / len(mine) if mine else 0.0
+
+
+def grounded(answer: str, passage: str, min_share: float = 0.6) -> bool:
+    """Extractive answers come from the passage: at least `min_share` of the answer's words occur in it."""
+    return word_share(answer, passage) >= min_share
 
 
 class Verdict(BaseModel):

@@ -84,6 +84,38 @@ def test_copied_examples_and_grounding() -> None:
     assert not copies_example(copied_a, agent, "Revenue was $3,410 million.")
 
 
+def test_paraphrased_examples_are_copies() -> None:
+    """Two replies SmolLM2 gave on FinanceBench chunks: the example's answer reworded, nothing of the passage."""
+    legal = ("however, that such beneficial ownership shall not constitute a Change in Control if it occurs as a "
+             "result of any of the following acquisitions of securities: (A) any acquisition directly from Amex")
+    contrast = parse_generation("contrast", "Question: Which company has the higher gross margin in 2024, and by "
+                                            "how much?\nAnswer: The company of passage 1, with 41.2% against 35.8% "
+                                            "of 2023.")
+    assert copies_example(contrast, load_agent("qa_contrast_v1"), legal)
+    signatures = ("Pursuant to the requirements of Section 13 of the Securities Exchange Act of 1934, the registrant "
+                  "has duly caused this report to be signed on its behalf by the undersigned, thereunto duly authorized")
+    long_form = parse_generation("long_form", "Question: How does the company manage its foreign currency risk?\n"
+                                              "Answer: The company uses forward contracts to hedge up to 18 months of "
+                                              "forecast sales in foreign currencies. Gains and losses on these "
+                                              "contracts are not recognised at once: they are deferred in other "
+                                              "comprehensive income until the hedged sales take place.")
+    assert copies_example(long_form, load_agent("qa_long_form_v1"), signatures)
+    # the same answer over a passage that says it is the passage's, not the example's
+    hedging = ("We hedge foreign currency sales with forward contracts for up to 18 months; gains and losses on "
+               "these contracts are deferred in other comprehensive income until the hedged sales take place, and "
+               "are not recognised at once in forecast currencies.")
+    assert not copies_example(long_form, load_agent("qa_long_form_v1"), hedging)
+    # the example's phrasing with the passages' own numbers is the format the example teaches, not a copy
+    styled = parse_generation("contrast", "Question: Which company has the higher gross margin?\n"
+                                          "Answer: The company of passage 1, with 44.7% against 39.1%.")
+    assert not copies_example(styled, load_agent("qa_contrast_v1"), "[1] (doc A) Gross margin was 44.7%.\n"
+                                                                     "[2] (doc B) Gross margin was 39.1%.")
+    own = parse_generation("contrast", "Question: Which company had the larger pension obligation?\n"
+                                       "Answer: Boeing, whose pension obligation of $53.6 billion exceeds 3M's.")
+    assert not copies_example(own, load_agent("qa_contrast_v1"), "Boeing's pension obligation was $53.6 billion. "
+                                                                  "3M's pension obligation was $14.2 billion.")
+
+
 def test_verdicts() -> None:
     v = parse_verdict("Verdict: keep\nScore: 4\nReason: The passage states it.")
     assert (v.verdict, v.score, v.reason) == ("keep", 4, "The passage states it.")
