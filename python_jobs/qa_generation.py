@@ -372,22 +372,24 @@ def copies_example(gen: Generated, agent: Agent, passages: str) -> bool:
     # a reworded copy is not verbatim: it borrows the example's numbers ("41.2% against 35.8%"), or nearly all
     # its words, and not from the passages (the example's phrasing alone, "the company of passage 1", is allowed)
     example = agent.example_text()
-    borrowed = set(_words(example)) - set(_words(passages))
+    borrowed = set(_terms(example)) - set(_terms(passages))
     echoes = [a for a in answers
-              if any(w[0].isdigit() and w in borrowed for w in _words(a))
+              if any(w[0].isdigit() and w in borrowed for w in _terms(a))
               or (word_share(a, example) >= 0.8 and not grounded(a, passages))]
     return (any(norm(q) in asked for q in questions)
             or any(norm(a) in answered and not grounded(a, passages, 1.0) for a in answers)
             or bool(echoes))
 
 
-def word_share(answer: str, passage: str) -> float:
-    """The share of the answer's words (numbers without thousands separators) that occur in the passage."""
-    def norm(ws: Iterable[str]) -> list[str]:
-        return [w.replace(",", "") for w in ws]
+def _terms(text: str) -> list[str]:
+    """Words, numbers without thousands separators (the passage's 3410 is the answer's 3,410)."""
+    return [w.replace(",", "") for w in _words(text)]
 
-    have = set(norm(_words(passage)))
-    mine = norm(_words(answer))
+
+def word_share(answer: str, passage: str) -> float:
+    """The share of the answer's words that occur in the passage."""
+    have = set(_terms(passage))
+    mine = _terms(answer)
     return sum(w in have for w in mine) / len(mine) if mine else 0.0
 
 
