@@ -373,12 +373,10 @@ def copies_example(gen: Generated, agent: Agent, passages: str) -> bool:
     # its words, and not from the passages (the example's phrasing alone, "the company of passage 1", is allowed)
     example = agent.example_text()
     borrowed = set(_terms(example)) - set(_terms(passages))
-    echoes = [a for a in answers
-              if any(w[0].isdigit() and w in borrowed for w in _terms(a))
-              or (word_share(a, example) >= 0.8 and not grounded(a, passages))]
     return (any(norm(q) in asked for q in questions)
             or any(norm(a) in answered and not grounded(a, passages, 1.0) for a in answers)
-            or bool(echoes))
+            or any(any(w[0].isdigit() and w in borrowed for w in _terms(a))
+                   or (word_share(a, example) >= 0.8 and not grounded(a, passages)) for a in answers))
 
 
 def _terms(text: str) -> list[str]:
