@@ -10,33 +10,33 @@ import sys
 
 import click
 
-from .config import HOME_ENV
-from .errors import InputError
+from python_jobs.core.config import HOME_ENV
+from python_jobs.core.errors import InputError, JobError
 
 # verb -> module that defines `command` (a click command or group)
 VERBS: dict[str, str] = {
-    "ingest": "python_jobs.ingest",
-    "chunk": "python_jobs.chunk",
-    "synth": "python_jobs.synth",
-    "index": "python_jobs.index",
-    "retrieve": "python_jobs.retrieve",
-    "export-run": "python_jobs.export_run",
-    "build": "python_jobs.build",
-    "sql": "python_jobs.sql",
-    "report": "python_jobs.report",
-    "demo": "python_jobs.demo",
-    "topics": "python_jobs.topics",
-    "answer": "python_jobs.answer",
-    "llm-serve": "python_jobs.llm_serve",
-    "import-answers": "python_jobs.import_answers",
-    "export-answers": "python_jobs.export_answers",
-    "judge": "python_jobs.judge",
-    "import-human-labels": "python_jobs.import_human_labels",
-    "generate-qa": "python_jobs.generate_qa",
-    "export-inspection": "python_jobs.export_inspection",
-    "import-inspection": "python_jobs.import_inspection",
-    "publish": "python_jobs.publish",
-    "dashboard": "python_jobs.dashboard",
+    "ingest": "python_jobs.commands.ingest",
+    "chunk": "python_jobs.commands.chunk",
+    "synth": "python_jobs.commands.synth",
+    "index": "python_jobs.commands.index",
+    "retrieve": "python_jobs.commands.retrieve",
+    "export-run": "python_jobs.commands.export_run",
+    "build": "python_jobs.commands.build",
+    "sql": "python_jobs.commands.sql",
+    "report": "python_jobs.commands.report",
+    "demo": "python_jobs.commands.demo",
+    "topics": "python_jobs.commands.topics",
+    "answer": "python_jobs.commands.answer",
+    "llm-serve": "python_jobs.commands.llm_serve",
+    "import-answers": "python_jobs.commands.import_answers",
+    "export-answers": "python_jobs.commands.export_answers",
+    "judge": "python_jobs.commands.judge",
+    "import-human-labels": "python_jobs.commands.import_human_labels",
+    "generate-qa": "python_jobs.commands.generate_qa",
+    "export-inspection": "python_jobs.commands.export_inspection",
+    "import-inspection": "python_jobs.commands.import_inspection",
+    "publish": "python_jobs.commands.publish",
+    "dashboard": "python_jobs.commands.dashboard",
 }
 
 
@@ -66,6 +66,9 @@ def main() -> None:
     except InputError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
+    except JobError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
         sys.exit(130)

@@ -30,7 +30,7 @@ import pytest
 from conftest import PROJECT, SHARED_DATA, run_finrag
 from fake_llm_server import Behaviour, FakeLLM
 
-from python_jobs.lake import Lake
+from python_jobs.core.lake import Lake
 
 if str(PROJECT) not in sys.path:  # `dashboards` (the app's data functions) is imported from the checkout
     sys.path.insert(0, str(PROJECT))

@@ -17,8 +17,8 @@ import pytest
 from conftest import PROJECT, dbt_build, run_finrag, warehouse_query
 from fake_llm_server import Behaviour, FakeLLM
 
-from python_jobs.lake import Lake
-from python_jobs.text_metrics import bleu, exact_match, numeric_match, rouge_l_f, token_f1
+from python_jobs.core.lake import Lake
+from python_jobs.warehouse.text_metrics import bleu, exact_match, numeric_match, rouge_l_f, token_f1
 
 KEY = "sk-answer-test-SECRET-0b7e2d91"
 GOLD_DOC = "BESTBUY_2024Q2_10Q"
@@ -250,7 +250,7 @@ def test_answer_files_round_trip_and_bad_files(fb: dict, llm_env: None, tmp_path
 
 
 def test_template_file_is_hashed_into_the_run_id(fb: dict, llm_env: None, tmp_path: Path) -> None:
-    from python_jobs.llm import load_template
+    from python_jobs.llm.prompts import load_template
 
     home, q = fb["home"], fb["qids"][:1]
     stock = load_template("rag_answer_v1")

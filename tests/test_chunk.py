@@ -12,9 +12,9 @@ import pytest
 from pypdf import PdfReader
 from tokenizers import Tokenizer
 
-from python_jobs.chunk import PAGE_SEPARATOR, ChunkerSpec, token_windows
-from python_jobs.errors import InputError
-from python_jobs.lake import Lake
+from python_jobs.core.errors import InputError
+from python_jobs.core.lake import Lake
+from python_jobs.corpus.chunking import PAGE_SEPARATOR, ChunkerSpec, token_windows
 
 
 def land_pages(home: Path, dataset: str, pages: dict[str, list[str]], extra_docs: tuple[str, ...] = ()) -> None:

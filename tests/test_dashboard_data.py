@@ -14,7 +14,7 @@ from conftest import PROJECT, run_finrag
 from dashboard_fixture import DashHome, dash  # noqa: F401  (session fixture)
 
 from dashboards import data
-from python_jobs.lake import Lake
+from python_jobs.core.lake import Lake
 
 PAGES = ("leaderboard", "heatmap", "slices", "run_vs_run", "judge_agreement", "drilldown")
 
@@ -144,7 +144,7 @@ def test_exposures_in_dbt_docs_and_no_publish(dash: DashHome) -> None:
     # +dim_documents: the staging views too, so they read this copy's lake (views hold the lake path they were built with)
     run_finrag(home, "build", "--no-publish", "--select", "+dim_documents", "--quiet")
     manifest_before = (home / "exports" / "marts" / "_manifest.json").read_text()
-    from python_jobs.dbt_runner import run_dbt
+    from python_jobs.warehouse.dbt_runner import run_dbt
     assert run_dbt(["docs", "generate"], home=home, quiet=True) == 0
     target = home / "dbt_target"
     assert (target / "catalog.json").exists() and (target / "index.html").exists()

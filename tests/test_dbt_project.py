@@ -7,10 +7,9 @@ import json
 from pathlib import Path
 
 import sqlglot
-
 from conftest import PROJECT, dbt_build, warehouse_query
 
-from python_jobs.topics import flatten
+from python_jobs.sources.topic_tree import flatten
 
 
 def test_build_on_an_empty_home_is_green(home: Path, finrag) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import warehouse_query
 
-from python_jobs.lake import Lake
+from python_jobs.core.lake import Lake
 
 
 def test_pdf_chunk_run_round_trips_through_trec(home: Path, finrag, tmp_path: Path) -> None:

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-
-from python_jobs.errors import InputError
-from python_jobs.export_run import export
-from python_jobs.lake import Lake
-from python_jobs.retrieve import run_retrieval
 from conftest import warehouse_query
 from test_retrieve import DATASET, FLAT, land_corpus
+
+from python_jobs.core.errors import InputError
+from python_jobs.core.lake import Lake
+from python_jobs.retrieval.run_files import export
+from python_jobs.retrieval.runs import run_retrieval
 
 
 def test_trec_export_format_and_strict_order(home: Path):

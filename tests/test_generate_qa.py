@@ -18,8 +18,9 @@ import pytest
 from conftest import PROJECT, run_finrag
 from fake_llm_server import Behaviour, FakeLLM
 
-from python_jobs.lake import Lake
-from python_jobs.qa_generation import assigned_split, generated_questions
+from python_jobs.core.lake import Lake
+from python_jobs.qa_generation.human_inspection import generated_questions
+from python_jobs.qa_generation.tasks import assigned_split
 
 DS = "demo_synthetic"
 CHARS = 1500  # --passage-chars default: what the prompts hold of each chunk
@@ -141,7 +142,7 @@ def generated(corpus: dict) -> dict:
 
 
 def sampled_units(corpus: dict, sample: int, seed: int) -> list[str]:
-    from python_jobs.generate_qa import read_units, sample_units
+    from python_jobs.qa_generation.pipeline import read_units, sample_units
 
     lake = Lake(corpus["base"])
     (part,) = [p for p in lake.partitions("chunks")]

@@ -8,9 +8,20 @@ import json
 import polars as pl
 import pytest
 
-from python_jobs.contracts import TURN
-from python_jobs.qa_generation import (ReplyError, Topic, apply_human, assigned_split, copies_example, cut_loop,
-                                       grounded, load_agent, load_topics, parse_generation, parse_topic, parse_verdict)
+from python_jobs.core.contracts import TURN
+from python_jobs.qa_generation.human_inspection import apply_human
+from python_jobs.qa_generation.replies import (
+    ReplyError,
+    copies_example,
+    cut_loop,
+    grounded,
+    load_agent,
+    parse_generation,
+    parse_topic,
+    parse_verdict,
+)
+from python_jobs.qa_generation.tasks import assigned_split
+from python_jobs.qa_generation.topics import Topic, load_topics
 
 
 def test_extractive_and_labels() -> None:

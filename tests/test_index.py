@@ -9,12 +9,12 @@ import lancedb
 import numpy as np
 import polars as pl
 import pytest
-
-from python_jobs.errors import InputError
-from python_jobs.index import index_chunks
-from python_jobs.models import load_embedder
-from python_jobs.vectors import table_name
 from test_retrieve import DATASET, FLAT, PC, land_corpus
+
+from python_jobs.core.errors import InputError
+from python_jobs.corpus.encoders import load_embedder
+from python_jobs.corpus.indexing import index_chunks
+from python_jobs.corpus.vectors import table_name
 
 pytestmark = pytest.mark.slow
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from conftest import dbt_build, warehouse_query
 
-from python_jobs.lake import Lake
+from python_jobs.core.lake import Lake
 
 
 def test_all_sixteen_files(home: Path, finrag, shared_data: Path) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from python_jobs.lake import Lake
+from python_jobs.core.lake import Lake
 
 GOOD = "financerag_finqabench"  # a real BEIR set landed before every bad load
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import dbt_build, warehouse_query
 
-from python_jobs.lake import Lake
+from python_jobs.core.lake import Lake
 
 # directory → dataset name; counts from the files (SOURCES.md table): queries, qrels rows, distinct qrels questions, corpus
 FINANCERAG = {

@@ -119,7 +119,7 @@ def test_rerun_changes_no_count(home: Path, shared_data: Path, tmp_path: Path) -
     pdfs = tmp_path / "pdfs"
     pdfs.mkdir()
     (pdfs / "BESTBUY_2024Q2_10Q.pdf").symlink_to(shared_data / "financebench" / "pdfs" / "BESTBUY_2024Q2_10Q.pdf")
-    from python_jobs.lake import Lake
+    from python_jobs.core.lake import Lake
 
     def counts() -> dict[str, int]:
         lake = Lake(home)

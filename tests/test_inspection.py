@@ -17,8 +17,8 @@ from conftest import run_finrag, warehouse_query
 from fake_llm_server import Behaviour, FakeLLM
 from test_generate_qa import ARGS, DS, corpus, fresh_home, generate, run_id_of, script_for  # noqa: F401 (fixture)
 
-from python_jobs.lake import Lake
-from python_jobs.qa_generation import generated_questions
+from python_jobs.core.lake import Lake
+from python_jobs.qa_generation.human_inspection import generated_questions
 
 SCORES = [5, 3, 1, 4, 2, 5, 3, 4]  # cycled over the exported rows
 

@@ -13,9 +13,9 @@ import pytest
 from conftest import run_finrag
 from fake_llm_server import Behaviour, FakeLLM
 
-from python_jobs.judging import load_metrics
-from python_jobs.lake import Lake
-from python_jobs.text_metrics import parse_numbers
+from python_jobs.core.lake import Lake
+from python_jobs.judging.metrics import load_metrics
+from python_jobs.warehouse.text_metrics import parse_numbers
 
 ORACLE = "gpt-4_oracle"
 CLOSED = "gpt-4_closedBook"

@@ -15,7 +15,7 @@ from fake_llm_server import Behaviour, FakeLLM
 from sklearn.metrics import accuracy_score, cohen_kappa_score
 from test_judge import ORACLE, base, judge, key, oracle_qids, run_id_of, wh  # noqa: F401 - fixtures
 
-from python_jobs.lake import Lake
+from python_jobs.core.lake import Lake
 
 
 def land_judgment(home: Path, judge_run_id: str, raw: float) -> None:

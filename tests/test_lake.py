@@ -13,10 +13,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from python_jobs import lake as lake_mod
-from python_jobs.contracts import CONTRACTS
-from python_jobs.errors import InputError
-from python_jobs.lake import Lake
+from python_jobs.core import lake as lake_mod
+from python_jobs.core.contracts import CONTRACTS
+from python_jobs.core.errors import InputError
+from python_jobs.core.lake import Lake
 
 PROJECT = Path(__file__).resolve().parent.parent
 
@@ -144,7 +144,7 @@ def test_crash_before_commit_keeps_the_old_partition(home: Path, monkeypatch: py
 SIGKILL_SCRIPT = """
 import sys
 import polars as pl
-from python_jobs.lake import Lake
+from python_jobs.core.lake import Lake
 lake = Lake(sys.argv[1])
 n = 200_000
 i = 0

@@ -12,8 +12,10 @@ import polars as pl
 import pytest
 from fake_llm_server import Behaviour, FakeLLM
 
-from python_jobs.lake import Lake
-from python_jobs.llm import ChatRequest, LLMClient, LLMConfig, load_prices, messages, request_hash
+from python_jobs.core.lake import Lake
+from python_jobs.llm.client import ChatRequest, LLMClient, load_prices, request_hash
+from python_jobs.llm.config import LLMConfig
+from python_jobs.llm.prompts import messages
 
 KEY = "sk-finrag-test-KEY-7f3a9c1e55d2"
 
@@ -159,7 +161,7 @@ def test_api_key_never_reaches_lake_logs_or_errors(home: Path, capfd: pytest.Cap
 
 
 def test_echoed_key_in_an_error_message_is_scrubbed(home: Path) -> None:
-    from python_jobs.llm import LLMClient as C
+    from python_jobs.llm.client import LLMClient as C
 
     client = C(home, LLMConfig(base_url="http://127.0.0.1:9/v1", model="m", api_key=KEY, max_attempts=1,
                                timeout=0.5))

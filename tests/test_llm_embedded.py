@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import run_finrag
 
-from python_jobs.lake import Lake
+from python_jobs.core.lake import Lake
 
 
 @pytest.mark.slow
@@ -49,7 +49,7 @@ def _servers_of(home: Path) -> list[int]:
     pids = []
     for proc in Path("/proc").glob("[0-9]*"):
         try:
-            if b"python_jobs.llm_server" in (proc / "cmdline").read_bytes() and \
+            if b"python_jobs.llm.server" in (proc / "cmdline").read_bytes() and \
                     f"FINRAG_HOME={home}".encode() in (proc / "environ").read_bytes().split(b"\0"):
                 pids.append(int(proc.name))
         except OSError:

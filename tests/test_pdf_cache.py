@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from pypdf import PdfReader
 
-from python_jobs import pdf_pages
+from python_jobs.corpus import pdf_pages
 
 
 def test_second_extraction_comes_from_the_cache(shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

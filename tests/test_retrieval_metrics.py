@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 import pytrec_eval
-
 from conftest import dbt_build
 
 KS = (1, 3, 5, 10, 20, 100)  # dbt_project.yml var retrieval_ks (without 0 = the whole ranking)

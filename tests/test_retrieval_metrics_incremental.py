@@ -6,12 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import polars as pl
-import pytrec_eval
 import pytest
-
+import pytrec_eval
 from conftest import dbt_build, warehouse_query
-from python_jobs.lake import Lake
 from test_retrieval_metrics import pytrec_means, read_qrels, read_trec_run
+
+from python_jobs.core.lake import Lake
 
 INCREMENTAL_MODELS = ("int_retrieval_judgments", "int_retrieval_ranked_units", "fct_retrieval_question_scores",
                       "mart_retrieval_leaderboard", "mart_retrieval_by_slice")

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-
 from conftest import dbt_build, warehouse_query
-from python_jobs.lake import Lake
+
+from python_jobs.core.lake import Lake
 
 CHUNKER = "test-2page"
 K = 5

@@ -13,13 +13,13 @@ import numpy as np
 import polars as pl
 import pytest
 
-from python_jobs.errors import InputError
-from python_jobs.index import index_chunks
-from python_jobs.lake import Lake
-from python_jobs.retrieve import run_retrieval
-from python_jobs.retrievers.hybrid import rrf
-from python_jobs.retrievers import Hit
-from python_jobs.retrievers.tokenizer import tokenize
+from python_jobs.core.errors import InputError
+from python_jobs.core.lake import Lake
+from python_jobs.corpus.indexing import index_chunks
+from python_jobs.retrieval import Hit
+from python_jobs.retrieval.finance_tokenizer import tokenize
+from python_jobs.retrieval.hybrid import rrf
+from python_jobs.retrieval.runs import run_retrieval
 
 DATASET = "toyfin"
 FLAT = "toy64"
@@ -181,7 +181,7 @@ def test_run_id_from_config_hash_params_and_idempotent_rerun(toy: Lake):
 def test_dense_matches_numpy_scan_of_the_lance_vectors(toy_indexed: Lake):
     import lancedb
 
-    from python_jobs.models import load_embedder
+    from python_jobs.corpus.encoders import load_embedder
 
     out = run_retrieval(toy_indexed.home, DATASET, "dense", k=4, chunker_id=FLAT, batch_size=2, progress=False)
     db = lancedb.connect(str(toy_indexed.home / "lance"))
@@ -292,7 +292,7 @@ def test_parent_child_needs_child_chunks(toy: Lake):
 # ---- rerank ------------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def cross_encoder_dir(tmp_path_factory) -> Path:
-    from python_jobs.models import build_local_cross_encoder
+    from python_jobs.corpus.encoders import build_local_cross_encoder
 
     return build_local_cross_encoder(tmp_path_factory.mktemp("ce") / "minilm-ce", seed=7)
 
@@ -330,7 +330,7 @@ def test_rerank_without_a_cross_encoder_is_an_input_error(toy: Lake):
 
 # ---- keywords ----------------------------------------------------------------------------------------------------
 def test_keyword_expansion_hand_checked(toy: Lake):
-    from python_jobs.retrievers import Context, Query, RetrieverConfig, build
+    from python_jobs.retrieval import Context, Query, RetrieverConfig, build
 
     chunks = toy.read_partition("chunks", f"{DATASET}.{FLAT}")
     ctx = Context(toy.home, DATASET, FLAT, chunks, progress=False)

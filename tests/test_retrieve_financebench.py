@@ -9,9 +9,9 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-
 from conftest import warehouse_query
-from python_jobs.lake import Lake
+
+from python_jobs.core.lake import Lake
 
 pytestmark = pytest.mark.slow
 

@@ -17,16 +17,16 @@ from conftest import run_finrag
 from fake_llm_server import Behaviour, FakeLLM
 from test_retrieve import DATASET, FLAT, QUESTIONS, land_corpus, ranking, results
 
-from python_jobs.errors import InputError
-from python_jobs.index import index_chunks
-from python_jobs.lake import Lake
-from python_jobs.llm import LLMConfig
-from python_jobs.models import load_embedder
-from python_jobs.retrieve import run_retrieval
-from python_jobs.retrievers import Context, Hit, Query
-from python_jobs.retrievers.bm25 import BM25Retriever
-from python_jobs.retrievers.hybrid import rrf
-from python_jobs.retrievers.llm_expand import parse_expansion
+from python_jobs.core.errors import InputError
+from python_jobs.core.lake import Lake
+from python_jobs.corpus.encoders import load_embedder
+from python_jobs.corpus.indexing import index_chunks
+from python_jobs.llm.config import LLMConfig
+from python_jobs.retrieval import Context, Hit, Query
+from python_jobs.retrieval.bm25 import BM25Retriever
+from python_jobs.retrieval.hybrid import rrf
+from python_jobs.retrieval.llm_expand import parse_expansion
+from python_jobs.retrieval.runs import run_retrieval
 
 KEY = "sk-hyde-test-SECRET-5c1f0a"
 TEXT = {q: t for q, t, _ in QUESTIONS}

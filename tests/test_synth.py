@@ -181,7 +181,7 @@ def test_bad_arguments(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_ingest_and_chunk_the_synthetic_set(corpus: dict, home: Path, finrag) -> None:
     """The synthetic set goes through the real FinanceBench ingest, then the chunker; every gold page is chunked."""
-    from python_jobs.lake import Lake
+    from python_jobs.core.lake import Lake
 
     out = corpus["out"]
     finrag("ingest", "financebench", "--questions", str(out / "questions.jsonl"), "--documents",

@@ -12,7 +12,7 @@ import pytest
 import sacrebleu
 from rouge_score import rouge_scorer
 
-from python_jobs.text_metrics import (
+from python_jobs.warehouse.text_metrics import (
     bleu,
     exact_match,
     first_words,

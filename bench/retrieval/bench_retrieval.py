@@ -30,11 +30,11 @@ import pyarrow as pa
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from python_jobs.models import load_embedder  # noqa: E402
-from python_jobs.retrievers import Corpus  # noqa: E402
-from python_jobs.retrievers.bm25 import BM25Index  # noqa: E402
-from python_jobs.retrievers.tokenizer import tokenize  # noqa: E402
-from python_jobs.vectors import VectorStore, schema, search  # noqa: E402
+from python_jobs.corpus.encoders import load_embedder  # noqa: E402
+from python_jobs.corpus.vectors import VectorStore, schema, search  # noqa: E402
+from python_jobs.retrieval import Corpus  # noqa: E402
+from python_jobs.retrieval.bm25 import BM25Index  # noqa: E402
+from python_jobs.retrieval.finance_tokenizer import tokenize  # noqa: E402
 
 WORDS = ("revenue income margin operating net cash flow capital expenditure dividend share repurchase debt interest "
          "expense tax rate segment growth inventory receivable payable goodwill impairment lease liability asset "
@@ -138,8 +138,8 @@ def main() -> None:
         print(f"  IVF_PQ recall@10 against exact: {rec:.4f}")
 
     # ---- embedding ----------------------------------------------------------------------------------------------
-    from python_jobs.index import index_chunks
-    from python_jobs.lake import Lake
+    from python_jobs.core.lake import Lake
+    from python_jobs.corpus.indexing import index_chunks
 
     for label, words in (("short (150 words, one window)", 150), ("long (760 words, ~4-5 windows)", 760)):
         etexts = synth_texts(a.embed_chunks, words, rng)

@@ -38,7 +38,7 @@ import polars as pl
 PROJECT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(PROJECT))
 
-from python_jobs.lake import Lake  # noqa: E402
+from python_jobs.core.lake import Lake  # noqa: E402
 
 KS = (1, 3, 5, 10, 20, 100)
 METRIC_MODELS = ("int_retrieval_judgments", "int_retrieval_ranked_units", "fct_retrieval_question_scores",

@@ -1,0 +1,67 @@
+"""Options shared by several verbs (only commands import this module)."""
+
+from __future__ import annotations
+
+import functools
+import signal
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from python_jobs.llm.config import LLMConfig
+from python_jobs.qa_generation.tasks import TASKS
+
+
+def llm_options(model_flag: str = "--llm-model",
+                model_help: str = "Model name at the endpoint (default $FINRAG_LLM_MODEL).") -> Callable[..., Any]:
+    """The endpoint options every LLM verb takes, folded into one `llm_config: LLMConfig` argument of the command
+    (environment first, the options win)."""
+    options = [
+        click.option("--llm-base-url", default=None, help="OpenAI-compatible endpoint (default $FINRAG_LLM_BASE_URL; "
+                     "none = the embedded SmolLM2). The key is read from $FINRAG_LLM_API_KEY or $OPENAI_API_KEY only."),
+        click.option(model_flag, "llm_model", default=None, help=model_help),
+        click.option("--concurrency", type=int, default=None,
+                     help="Concurrent LLM calls (default 4, $FINRAG_LLM_CONCURRENCY)."),
+        click.option("--timeout", type=float, default=None, help="Seconds per LLM HTTP attempt (default 120)."),
+        click.option("--max-attempts", type=int, default=None, help="Tries per LLM call, retries included (default 5)."),
+    ]
+
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def command(*args: Any, llm_base_url: str | None, llm_model: str | None, concurrency: int | None,
+                    timeout: float | None, max_attempts: int | None, **kwargs: Any) -> Any:
+            config = LLMConfig.from_env(base_url=llm_base_url, model=llm_model, concurrency=concurrency,
+                                        timeout=timeout, max_attempts=max_attempts)
+            return fn(*args, llm_config=config, **kwargs)
+
+        for option in reversed(options):  # click lists the options in decorator order, top first
+            command = option(command)
+        return command
+
+    return decorate
+
+
+def sigterm_as_interrupt() -> None:
+    """SIGTERM like Ctrl-C: a job's `finally` lands the LLM calls already made and stops an embedded server."""
+    signal.signal(signal.SIGTERM, _interrupt)
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+def parse_rubrics(values: tuple[str, ...]) -> dict[str, str]:
+    out = {}
+    for v in values:
+        metric, sep, name = v.partition("=")
+        if not sep or not metric or not name:
+            raise click.UsageError(f"--rubric takes METRIC=TEMPLATE, got {v!r}")
+        out[metric.strip()] = name.strip()
+    return out
+
+def parse_tasks(value: str) -> tuple[str, ...]:
+    tasks = tuple(dict.fromkeys(t.strip() for t in value.split(",") if t.strip()))
+    unknown = [t for t in tasks if t not in TASKS]
+    if unknown or not tasks:
+        raise click.BadParameter(f"tasks are a comma list of {', '.join(TASKS)}; got {value!r}")
+    return tasks

@@ -1,0 +1,44 @@
+"""`finrag dashboard`: the Streamlit dashboard over the published marts (dashboards/app.py).
+
+It reads only Parquet (<home>/exports/marts, written by `finrag build` / `finrag publish`, and the lake), never the
+DuckDB file, so `dbt build` can run while it serves."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from python_jobs.core.config import HOME_ENV, PROJECT_DIR, warehouse_home
+from python_jobs.warehouse.publishing import MANIFEST_NAME, exports_dir
+
+APP = PROJECT_DIR / "dashboards" / "app.py"
+
+
+@click.command("dashboard")
+@click.option("--port", type=int, default=8501, show_default=True)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (loopback by default).")
+def command(port: int, host: str) -> None:
+    """Serve the dashboard (leaderboard, topic x task heatmap, slices, run vs run, judge agreement, drill-down)."""
+    home = warehouse_home()
+    if not (exports_dir(home) / MANIFEST_NAME).exists():
+        click.echo(f"warning: no published marts under {exports_dir(home)} yet: run `finrag build` "
+                   "(or `finrag publish` after a build); the pages will say so", err=True)
+    env = {**os.environ, HOME_ENV: str(home), "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
+    args = [
+        sys.executable, "-m", "streamlit", "run", str(APP),
+        "--server.port", str(port),
+        "--server.address", host,
+        "--server.headless", "true",
+        "--browser.gatherUsageStats", "false",
+        # the app does not need to watch its own sources; polling the tree costs CPU on a shared machine
+        "--server.fileWatcherType", "none",
+        "--server.runOnSave", "false",
+        "--client.toolbarMode", "minimal",  # no "Deploy" button
+    ]
+    click.echo(f"dashboard: http://{host}:{port}/  (home {home})", err=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # replace this process: a signal to `finrag dashboard` reaches the server itself
+    os.execve(sys.executable, args, env)

@@ -1,0 +1,32 @@
+"""`finrag export-run`: write a landed retrieval run as a TREC run file or a FinanceRAG submission CSV.
+
+The rules and decisions are documented in python_jobs/retrieval/run_files.py.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from python_jobs.core.config import warehouse_home
+from python_jobs.retrieval.run_files import FORMATS, export
+
+
+@click.command("export-run")
+@click.option("--run-id", required=True)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="trec", show_default=True)
+@click.option("--out", type=click.Path(dir_okay=False, allow_dash=True), default="-", show_default=True,
+              help="Output file (- for stdout).")
+@click.option("--score", type=click.Choice(("rank", "raw")), default="rank", show_default=True,
+              help="trec: rank-derived scores (order-exact re-import) or the retriever's own.")
+@click.option("--top", type=int, default=10, show_default=True, help="financerag-csv: documents per query.")
+def command(run_id: str, fmt: str, out: str, score: str, top: int) -> None:
+    """Export a retrieval run as TREC or FinanceRAG CSV."""
+    text = export(warehouse_home(), run_id, fmt, score, top)
+    if out == "-":
+        sys.stdout.write(text)
+    else:
+        with open(out, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        click.echo(f"wrote {out}", err=True)

@@ -1,0 +1,40 @@
+"""`finrag import-human-labels FILE --label-set NAME`: OmniEval-style human judge labels, per metric, from JSONL.
+
+    {"answer_run_id": "gpt-4_oracle", "question_id": "financebench_id_03029", "metric": "acc", "score": 2,
+     "annotator": "a1", "label": "right"}
+
+The rules and decisions are documented in python_jobs/sources/human_labels.py.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+import polars as pl
+from tqdm import tqdm
+
+from python_jobs.core.lake import Lake, check_id
+from python_jobs.sources.human_labels import read_labels
+
+
+@click.command("import-human-labels")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--label-set", required=True, help="Name of the label set (the human_labels partition).")
+def command(path: Path, label_set: str) -> None:
+    """Import human judge labels (JSONL: answer_run_id, question_id, metric, score[, annotator, label])."""
+    check_id(label_set, "label set")
+    lake = Lake()
+    labels = read_labels(lake, path, label_set)
+    # the set keeps its labels of runs this file does not name; those it names are replaced
+    kept = lake.read_partition("human_labels", label_set).filter(
+        ~pl.col("answer_run_id").is_in(labels["answer_run_id"].unique().to_list()))
+    if kept.height:
+        labels = pl.concat([kept.drop("created_at", strict=False).with_columns(
+            pl.lit(None, pl.String).alias("_file"), pl.lit(None, pl.Int64).alias("_line")), labels],
+            how="diagonal_relaxed")
+    lake.land([("human_labels", label_set, labels)])
+    counts = labels.group_by("metric").len().sort("metric")
+    tqdm.write(f"landed human_labels label_set={label_set}: {labels.height} labels ("
+               + ", ".join(f"{m} {n}" for m, n in counts.iter_rows()) + ")", file=sys.stderr)

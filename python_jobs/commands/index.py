@@ -1,0 +1,30 @@
+"""`finrag index`: embed a chunks partition into LanceDB, incrementally.
+
+The rules and decisions are documented in python_jobs/corpus/indexing.py.
+"""
+
+from __future__ import annotations
+
+import click
+
+from python_jobs.core.config import warehouse_home
+from python_jobs.corpus.encoders import DEFAULT_EMBEDDER, LONG_TEXT_MODES
+from python_jobs.corpus.indexing import LEVELS, index_chunks
+
+
+@click.command("index")
+@click.option("--dataset", required=True, help="Dataset whose chunks to embed.")
+@click.option("--chunker-id", default=None, help="Chunks partition (default: the dataset's only chunker).")
+@click.option("--embedder", default=DEFAULT_EMBEDDER, show_default=True,
+              help="sentence-transformers name or local path; prefix flag: for FlagEmbedding.")
+@click.option("--long-text", type=click.Choice(LONG_TEXT_MODES), default="window", show_default=True,
+              help="Chunks longer than the model's window: average of window vectors, or truncate.")
+@click.option("--batch-size", type=int, default=64, show_default=True)
+@click.option("--ann", is_flag=True, help="Also build an IVF_PQ (cosine) index for `retrieve --dense-search ann`.")
+@click.option("--level", type=click.Choice(LEVELS), default="all", show_default=True,
+              help="Parent-child partitions: embed only parents (top) or children (child, all parent_child needs).")
+def command(dataset: str, chunker_id: str | None, embedder: str, long_text: str, batch_size: int, ann: bool,
+            level: str) -> None:
+    """Embed a dataset's chunks into LanceDB (only those not embedded yet)."""
+    out = index_chunks(warehouse_home(), dataset, chunker_id, embedder, long_text, batch_size, ann, level)
+    click.echo(" ".join(f"{k}={v}" for k, v in out.items()))

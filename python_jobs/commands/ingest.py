@@ -1,0 +1,80 @@
+"""`finrag ingest`: load benchmark files as they are into the lake (SPEC §4, §7, §8).
+
+    finrag ingest financebench --questions F --documents F --pdfs DIR [--dataset financebench]
+    finrag ingest beir --dir DIR --dataset NAME
+    finrag ingest trec-qrels FILE --dataset NAME
+    finrag ingest trec-run FILE --dataset NAME --run-id ID [--format trec|financerag-csv] [--only-known-questions]
+    finrag ingest financebench-answers DIR_OR_FILE... [--label-set financebench_human]
+
+The rules and decisions are documented in python_jobs/sources/ (one module per format).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from python_jobs.core.lake import Lake
+from python_jobs.sources.beir import ingest_beir
+from python_jobs.sources.financebench import ingest_financebench, ingest_financebench_answers
+from python_jobs.sources.trec import ingest_trec_qrels, ingest_trec_run
+
+
+@click.group("ingest")
+def command() -> None:
+    """Load benchmark files (FinanceBench, BEIR/FinanceRAG, TREC qrels and runs, FinanceBench answers) into the lake."""
+
+
+@command.command("financebench")
+@click.option("--questions", "questions_path", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="financebench_open_source.jsonl")
+@click.option("--documents", "documents_path", required=True,
+              type=click.Path(exists=True, dir_okay=False, path_type=Path), help="financebench_document_information.jsonl")
+@click.option("--pdfs", "pdf_dir", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Directory of <doc_name>.pdf files (any subset of the documents).")
+@click.option("--dataset", default="financebench", show_default=True, help="Dataset name (also the load id).")
+@click.option("--workers", default=2, show_default=True, type=click.IntRange(1, 2), help="pypdf processes.")
+def financebench_cmd(questions_path: Path, documents_path: Path, pdf_dir: Path | None, dataset: str, workers: int) -> None:
+    """FinanceBench questions, document metadata and PDFs → documents, pages, questions, evidence."""
+    ingest_financebench(Lake(), questions_path=questions_path, documents_path=documents_path, pdf_dir=pdf_dir, dataset=dataset, workers=workers)
+
+
+@command.command("beir")
+@click.option("--dir", "src", required=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="corpus.jsonl (optional), queries.jsonl, qrels.tsv (query_id, corpus_id, score).")
+@click.option("--dataset", required=True, help="Dataset name, also the load id (e.g. financerag_finder).")
+def beir_cmd(src: Path, dataset: str) -> None:
+    """A BEIR / FinanceRAG dataset → documents + chunks (corpus), questions (queries), evidence (qrels)."""
+    ingest_beir(Lake(), src=src, dataset=dataset)
+
+
+@command.command("trec-qrels")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--dataset", required=True, help="Dataset name; the qrels land as its evidence (load id = dataset).")
+def trec_qrels_cmd(path: Path, dataset: str) -> None:
+    """TREC qrels (`topic iter docno rel`) → evidence with graded relevance (0 and negative grades kept)."""
+    ingest_trec_qrels(Lake(), path=path, dataset=dataset)
+
+
+@command.command("trec-run")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--dataset", required=True)
+@click.option("--run-id", required=True, help="Run id (the partition; re-ingesting it replaces the run).")
+@click.option("--format", "fmt", type=click.Choice(["trec", "financerag-csv"]), default="trec", show_default=True,
+              help="trec: `topic Q0 docno rank score tag`; financerag-csv: `query_id,corpus_id` in rank order.")
+@click.option("--only-known-questions", is_flag=True,
+              help="Keep only rows whose question belongs to --dataset (a run file spanning several datasets).")
+def trec_run_cmd(path: Path, dataset: str, run_id: str, fmt: str, only_known_questions: bool) -> None:
+    """An external run → retrieval_runs (source 'trec') + retrieval_results (rank = line order per question)."""
+    ingest_trec_run(Lake(), path=path, dataset=dataset, run_id=run_id, fmt=fmt, only_known_questions=only_known_questions)
+
+
+@command.command("financebench-answers")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--label-set", default="financebench_human", show_default=True)
+@click.option("--dataset", default="financebench", show_default=True,
+              help="Dataset of the questions; when it is in the lake, every answer must name one of its questions.")
+def financebench_answers_cmd(paths: tuple[Path, ...], label_set: str, dataset: str) -> None:
+    """FinanceBench results/*.jsonl → generation_runs (one per file), answers, human_labels (correctness)."""
+    ingest_financebench_answers(Lake(), paths=paths, label_set=label_set, dataset=dataset)

@@ -1,0 +1,55 @@
+"""`finrag report --run-id ID`: a retrieval run's metrics, read from the marts the last `dbt build` published.
+
+    --format trec    trec_eval's layout, `measure<TAB>all<TAB>value` (num_q, num_ret, num_rel, num_rel_ret, map,
+                     recip_rank, P_k, recall_k, ndcg, ndcg_cut_k, map_cut_k for every k of var retrieval_ks), at
+                     full precision (12 decimals instead of trec_eval's 4)
+    --format table   the leaderboard rows (or, with --slice, the by-slice rows) as a table
+    --format json    the same rows as JSON
+
+The rules and decisions are documented in python_jobs/warehouse/reports.py.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+import polars as pl
+
+from python_jobs.core.errors import InputError
+from python_jobs.warehouse.reports import GRANULARITIES, leaderboard, slices, trec_lines
+
+
+@click.command("report")
+@click.option("--run-id", required=True, help="The retrieval run to report.")
+@click.option("--format", "fmt", type=click.Choice(["trec", "table", "json"]), default="table", show_default=True)
+@click.option("--granularity", type=click.Choice(GRANULARITIES), default=None,
+              help="Granularity (trec format: default chunk, the docno of TREC runs; table/json: all).")
+@click.option("--complete", is_flag=True, help="trec: count qrels questions missing from the run as 0 (trec_eval -c).")
+@click.option("--slice", "dimensions", multiple=True,
+              help="table/json: means by this slice dimension (dataset, doc_type, question_type, task, topic_l1, "
+                   "topic_l2, topic_l3, company, sector, topic_x_task); repeatable.")
+@click.option("--metric", "metrics", multiple=True, help="table/json: only these metrics (e.g. doc_rec, map).")
+@click.option("--k", "ks", type=int, multiple=True, help="table/json: only these cut-offs (0 = whole ranking).")
+def command(run_id: str, fmt: str, granularity: str | None, complete: bool, dimensions: tuple[str, ...],
+            metrics: tuple[str, ...], ks: tuple[int, ...]) -> None:
+    """Print a retrieval run's metrics from the marts (trec_eval format, a table, or JSON)."""
+    if fmt == "trec":
+        if dimensions or metrics or ks:
+            raise InputError("--slice / --metric / --k apply to --format table or json", field="format")
+        for measure, value in trec_lines(run_id, granularity or "chunk", complete):
+            click.echo(f"{measure:<22}\tall\t{value}")
+        return
+    frame = slices(run_id, dimensions) if dimensions else leaderboard(run_id)
+    if granularity:
+        frame = frame.filter(pl.col("granularity") == granularity)
+    if metrics:
+        frame = frame.filter(pl.col("metric").is_in(list(metrics)))
+    if ks:
+        frame = frame.filter(pl.col("k").is_in(list(ks)))
+    if fmt == "json":
+        sys.stdout.write(json.dumps(frame.to_dicts(), ensure_ascii=False, indent=1) + "\n")
+    else:
+        with pl.Config(tbl_rows=-1, tbl_cols=20, fmt_str_lengths=60, tbl_width_chars=200, float_precision=6):
+            click.echo(frame)

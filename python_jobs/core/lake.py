@@ -1,0 +1,304 @@
+"""The Parquet lake: the only way any job lands a table partition (SPEC §2).
+
+    <home>/lake/<table>/<partition column>=<value>/part-0.parquet
+
+A landing validates every frame against its contract first, writes all of them to a staging area, then swaps them
+into place under a journal, so a crash leaves either the old or the new partitions (the next `Lake` rolls an
+interrupted swap forward) and never a half-written file. Landing the same load/run id again replaces its partition:
+re-runs are idempotent. The DuckDB warehouse file is never touched here.
+
+Frames may carry `_file` and `_line` columns (where each row came from); validation errors then name them, and they
+are dropped before writing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import polars as pl
+
+from python_jobs.core.config import lake_dir, warehouse_home
+from python_jobs.core.contracts import CONTRACTS, Contract, contract
+from python_jobs.core.errors import InputError
+
+PLACEHOLDER = "__empty__"
+_SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,199}$")
+_ORIGIN = ("_file", "_line")
+
+
+def check_id(value: str, what: str = "id") -> str:
+    if not _SAFE_ID.match(value or "") or value == PLACEHOLDER:
+        raise InputError(f"{what} {value!r} must match {_SAFE_ID.pattern} (it names a lake partition)")
+    return value
+
+
+def now_utc() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class Landing:
+    table: str
+    partition_value: str
+    rows: int
+    path: Path
+
+
+class Lake:
+    def __init__(self, home: str | os.PathLike[str] | None = None):
+        self.home = warehouse_home(home)
+        self.root = lake_dir(self.home)
+        self._staging = self.root / "_staging"
+        self._journal = self.root / "_journal"
+        self._trash = self.root / "_trash"
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.recover()
+        ensure_placeholders(self.root)
+
+    # ---- reading -------------------------------------------------------------------------------------------
+    def table_dir(self, table: str) -> Path:
+        contract(table)
+        return self.root / table
+
+    def partition_path(self, table: str, value: str) -> Path:
+        c = contract(table)
+        return self.table_dir(table) / f"{c.partition}={value}" / "part-0.parquet"
+
+    def partitions(self, table: str) -> list[str]:
+        c = contract(table)
+        prefix = f"{c.partition}="
+        d = self.table_dir(table)
+        if not d.exists():
+            return []
+        return sorted(
+            p.name[len(prefix) :]
+            for p in d.iterdir()
+            if p.is_dir() and p.name.startswith(prefix) and p.name != f"{prefix}{PLACEHOLDER}"
+        )
+
+    def read(self, table: str, where: Mapping[str, object] | None = None, columns: list[str] | None = None) -> pl.DataFrame:
+        """All rows of a table (optionally filtered by column equality), typed by its contract."""
+        c = contract(table)
+        files = [self.partition_path(table, v) for v in self.partitions(table)]
+        if not files:
+            frame = pl.DataFrame(schema=c.polars_schema)
+        else:
+            frame = pl.scan_parquet(files, missing_columns="insert", extra_columns="ignore").collect()
+            frame = conform(frame, c)
+        for col, val in (where or {}).items():
+            frame = frame.filter(pl.col(col) == val)
+        return frame.select(columns) if columns else frame
+
+    def read_partition(self, table: str, value: str) -> pl.DataFrame:
+        path = self.partition_path(table, value)
+        if not path.exists():
+            return pl.DataFrame(schema=contract(table).polars_schema)
+        return conform(pl.read_parquet(path), contract(table))
+
+    def resolve_chunker(self, dataset: str, chunker_id: str | None) -> str:
+        """The dataset's chunks partition to use: the given chunker id, else the dataset's only one."""
+        have = [p[len(dataset) + 1 :] for p in self.partitions("chunks") if p.startswith(f"{dataset}.")]
+        if chunker_id:
+            if chunker_id not in have:
+                raise InputError(f"no chunks for dataset {dataset!r} with chunker id {chunker_id!r}; "
+                                 f"have {have or 'none'}", field="chunker_id")
+            return chunker_id
+        if not have:
+            raise InputError(f"no chunks for dataset {dataset!r}: run `finrag chunk` (or ingest a BEIR corpus) first",
+                             field="dataset")
+        if len(have) > 1:
+            raise InputError(f"dataset {dataset!r} has several chunkers {have}: pick one with --chunker-id",
+                             field="chunker_id")
+        return have[0]
+
+    def read_chunks(self, dataset: str, chunker_id: str) -> pl.DataFrame:
+        return self.read_partition("chunks", f"{dataset}.{chunker_id}")
+
+    # ---- writing -------------------------------------------------------------------------------------------
+    def land(self, frames: Iterable[tuple[str, str, pl.DataFrame]]) -> list[Landing]:
+        """Validate every (table, partition value, frame), then land them all or none.
+
+        The partition column is filled with the partition value and `created_at` with now where absent.
+        """
+        prepared: list[tuple[Contract, str, pl.DataFrame]] = []
+        for table, value, frame in frames:
+            c = contract(table)
+            check_id(value, f"{c.partition} for {table}")
+            prepared.append((c, value, validate(self._stamp(frame, c, value), c, self, value)))
+        txid = uuid.uuid4().hex
+        stage = self._staging / txid
+        moves = []
+        for c, value, frame in prepared:
+            target_dir = self.root / c.name / f"{c.partition}={value}"
+            staged = stage / c.name / f"{c.partition}={value}"
+            staged.mkdir(parents=True)
+            frame.drop([x for x in _ORIGIN if x in frame.columns]).write_parquet(staged / "part-0.parquet")
+            moves.append({"staged": str(staged), "target": str(target_dir)})
+        self._journal.mkdir(parents=True, exist_ok=True)
+        journal = self._journal / f"{txid}.json"
+        tmp = journal.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"txid": txid, "moves": moves}))
+        os.replace(tmp, journal)  # from here on, the landing is committed: recover() rolls it forward
+        self._apply(txid, moves)
+        journal.unlink()
+        shutil.rmtree(stage, ignore_errors=True)
+        return [
+            Landing(c.name, value, frame.height, self.partition_path(c.name, value))
+            for c, value, frame in prepared
+        ]
+
+    def land_one(self, table: str, value: str, frame: pl.DataFrame) -> Landing:
+        return self.land([(table, value, frame)])[0]
+
+    def drop_partition(self, table: str, value: str) -> bool:
+        d = self.partition_path(table, value).parent
+        if not d.exists():
+            return False
+        trash = self._trash / uuid.uuid4().hex
+        trash.mkdir(parents=True)
+        os.replace(d, trash / d.name)
+        shutil.rmtree(trash, ignore_errors=True)
+        return True
+
+    def _apply(self, txid: str, moves: list[dict[str, str]]) -> None:
+        for i, m in enumerate(moves):
+            staged, target = Path(m["staged"]), Path(m["target"])
+            if not staged.exists():  # already moved in by an earlier, interrupted apply
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if target.exists():
+                old = self._trash / txid / str(i)
+                old.mkdir(parents=True, exist_ok=True)
+                os.replace(target, old / target.name)
+            os.replace(staged, target)
+        shutil.rmtree(self._trash / txid, ignore_errors=True)
+
+    def recover(self) -> None:
+        """Finish landings whose journal was committed; discard staging areas of landings that never committed."""
+        if self._journal.exists():
+            for journal in sorted(self._journal.glob("*.json")):
+                entry = json.loads(journal.read_text())
+                self._apply(entry["txid"], entry["moves"])
+                journal.unlink()
+                shutil.rmtree(self._staging / entry["txid"], ignore_errors=True)
+            for tmp in self._journal.glob("*.tmp"):
+                tmp.unlink()
+        for d in (self._staging, self._trash):
+            if d.exists():
+                shutil.rmtree(d, ignore_errors=True)
+
+    @staticmethod
+    def _stamp(frame: pl.DataFrame, c: Contract, value: str) -> pl.DataFrame:
+        if c.partition in frame.columns:
+            bad = frame.filter(pl.col(c.partition) != value)
+            if bad.height:
+                raise InputError(f"rows carry {c.partition}={bad[c.partition][0]!r}, landing into {value!r}")
+        else:
+            frame = frame.with_columns(pl.lit(value).alias(c.partition))
+        if "created_at" not in frame.columns:
+            frame = frame.with_columns(pl.lit(now_utc()).cast(pl.Datetime("us", "UTC")).alias("created_at"))
+        return frame
+
+
+# ---- validation ----------------------------------------------------------------------------------------------
+def conform(frame: pl.DataFrame, c: Contract, keep_origin: bool = False) -> pl.DataFrame:
+    """Cast to the contract's schema (missing nullable columns become nulls), in contract column order."""
+    cols = []
+    for name, dtype in c.schema.items():
+        if name in frame.columns:
+            cols.append(pl.col(name).cast(dtype, strict=True))
+        else:
+            cols.append(pl.lit(None, dtype=dtype).alias(name))
+    if keep_origin:
+        cols += [pl.col(x) for x in _ORIGIN if x in frame.columns]
+    return frame.select(cols)
+
+
+def _where(frame: pl.DataFrame, i: int) -> dict[str, object]:
+    out: dict[str, object] = {}
+    if "_file" in frame.columns:
+        out["file"] = frame["_file"][i]
+    if "_line" in frame.columns:
+        out["line"] = frame["_line"][i]
+    return out
+
+
+def validate(frame: pl.DataFrame, c: Contract, lake: Lake | None = None, partition_value: str | None = None) -> pl.DataFrame:
+    """Check a frame against its contract; raise InputError naming table, file/line (or row) and field."""
+    unknown = [x for x in frame.columns if x not in c.schema and x not in _ORIGIN]
+    if unknown:
+        raise InputError(f"{c.name}: columns not in the contract: {unknown}", field=unknown[0])
+    missing = [x for x in c.not_null if x not in frame.columns]
+    if missing:
+        raise InputError(f"{c.name}: required column missing", field=missing[0])
+    try:
+        frame = conform(frame, c, keep_origin=True)
+    except (pl.exceptions.InvalidOperationError, pl.exceptions.ComputeError) as exc:
+        raise InputError(f"{c.name}: a value does not fit the contract's type: {exc}".splitlines()[0]) from None
+
+    def fail(mask: pl.Series, col: str, why: str) -> None:
+        idx = mask.arg_true()
+        if len(idx):
+            i = int(idx[0])
+            w = _where(frame, i)
+            row = "" if "line" in w else f" (row {i})"
+            raise InputError(f"{c.name}{row}: {why}", field=col, **w)
+
+    for col in c.not_null:
+        fail(frame[col].is_null(), col, "required value is missing")
+    for col, allowed in c.accepted.items():
+        s = frame[col]
+        fail(s.is_not_null() & ~s.is_in(list(allowed)), col, f"value not one of {list(allowed)}")
+    for col, (lo, hi) in c.ranges.items():
+        s = frame[col]
+        if lo is not None:
+            fail(s.is_not_null() & (s < lo), col, f"value below {lo}")
+        if hi is not None:
+            fail(s.is_not_null() & (s > hi), col, f"value above {hi}")
+    key = list(c.key)
+    fail(~frame.select(pl.struct(key).is_first_distinct()).to_series(), key[-1], f"duplicate key {tuple(key)}")
+    if lake is not None and c.partition not in key and frame.height:
+        # keys are unique across the whole table, not just within one load
+        for value in lake.partitions(c.name):
+            if value == partition_value:
+                continue
+            other = pl.read_parquet(lake.partition_path(c.name, value), columns=key)
+            clash = frame.select(key).with_row_index("_i").join(other, on=key, how="inner")
+            if clash.height:
+                i = int(clash["_i"][0])
+                raise InputError(
+                    f"{c.name}: key {tuple(frame.row(i, named=True)[k] for k in key)} already landed by "
+                    f"{c.partition}={value}",
+                    field=key[-1],
+                    **_where(frame, i),
+                )
+    return frame
+
+
+def ensure_placeholders(root: Path) -> None:
+    """An empty, typed partition per table, so dbt sources bind before any job has run."""
+    for c in CONTRACTS.values():
+        path = root / c.name / f"{c.partition}={PLACEHOLDER}" / "part-0.parquet"
+        empty = pl.DataFrame(schema=c.polars_schema)
+        if path.exists():
+            try:
+                if pl.read_parquet_schema(path) == dict(empty.schema):
+                    continue
+            except Exception:  # noqa: BLE001 - an unreadable placeholder is rewritten below
+                pass
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{uuid.uuid4().hex}.tmp")
+        empty.write_parquet(tmp)
+        os.replace(tmp, path)
+
+
+def ensure_lake(home: str | os.PathLike[str] | None = None) -> Path:
+    return Lake(home).root

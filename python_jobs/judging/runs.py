@@ -1,0 +1,262 @@
+"""`finrag judge`: an LLM-judge run over an answer run, through the one LLM client.
+
+    finrag judge --answer-run A [--metrics correctness,faithfulness] [--judge-model M] [--limit N] [--question-id Q]
+
+- Metrics and their scales come from seeds/judge_metrics.csv (python_jobs/judging.py). Default metrics: every metric
+  that applies to the run (those needing passages are left out when the run has none at all, e.g. closed book).
+- One rubric prompt per metric, prompts/judge_<metric>_v1.txt (--rubric METRIC=NAME_OR_PATH swaps one). Each
+  template's name@hash goes into judge_runs.rubric_version, and the answer run, judge model, metrics, rubric hashes
+  and every parameter into the default judge_run_id `<answer run>-judge-<hash10>`: a re-run replaces its own partition
+  and, through the client's cache, makes no new call.
+- Each judgment is `ok` (a raw score on the metric's scale), `not_applicable`, or `failed` with the reason; the reply
+  is read strictly (judging.parse_reply), never guessed. Decided without a call (status not_applicable, the reason
+  in `rationale`): metrics needing passages when the answer had none (closed book; FinanceBench's singleStore /
+  sharedStore runs, whose retrieved chunks are not published), NAC when the reference answer holds no number, and
+  any metric when the answer itself failed (no text to judge).
+- What the judge sees: the answer cut to the run's max_words, and for correctness and faithfulness to the
+  answer-file guideline's first 300 words; faithfulness (and HAL / UTL) the first 10 passages, each cut so that all
+  of them fit --passage-tokens (counted with the project's default tokenizer; SmolLM2's context is 2,048 tokens).
+- Passages: the answer's own `passages` JSON texts (answer files), else its chunks' texts (finrag RAG runs), else,
+  for FinanceBench's oracle / inContext runs, the gold evidence pages the system was given (from `pages`, else the
+  full-page texts FinanceBench ships in the question's meta).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from dataclasses import dataclass, replace
+from typing import Any
+
+import polars as pl
+
+from python_jobs.core.console import say
+from python_jobs.core.errors import InputError
+from python_jobs.core.lake import Lake, check_id
+from python_jobs.judging.metrics import ANSWER_FILE_WORDS, MAX_PASSAGES, MetricSpec, load_metrics
+from python_jobs.judging.verdicts import Verdict, parse_reply
+from python_jobs.llm.client import ChatRequest, LLMClient, LLMResult
+from python_jobs.llm.config import LLMConfig
+from python_jobs.llm.prompts import PromptTemplate, load_template
+from python_jobs.warehouse.text_metrics import first_words, parse_numbers
+
+# FinanceBench eval modes whose prompt held the gold evidence (oracle: the evidence pages; inContext: the whole
+# filing, of which we have the evidence pages); *_reverse put the context after the question
+EVIDENCE_MODES = {"oracle", "oracle_reverse", "inContext", "inContext_reverse"}
+REFERENCE_TOKENS = 200
+
+
+
+@dataclass
+class Item:
+    question_id: str
+    question: str
+    reference: str
+    answer: str | None
+    answer_error: str | None
+    passages: list[str]
+
+
+class Budget:
+    """Token estimates with the project's default fast tokenizer (the endpoint's own is unknown to the client)."""
+
+    def __init__(self) -> None:
+        from python_jobs.corpus.tokenizers import load_tokenizer
+
+        self.tok = load_tokenizer()
+
+    def cut(self, text: str, budget: int) -> str:
+        ids, offsets = self.tok.encode(text)
+        return text if len(ids) <= budget else text[: offsets[max(budget, 1) - 1][1]] + " ..."
+
+
+def _chunk_texts(lake: Lake, ids: set[str]) -> dict[str, str]:
+    if not ids:
+        return {}
+    chunks = lake.read("chunks", columns=["chunk_id", "text"]).filter(pl.col("chunk_id").is_in(list(ids)))
+    return dict(zip(chunks["chunk_id"], chunks["text"], strict=True))
+
+
+def _evidence_pages(lake: Lake, question_ids: list[str], questions: pl.DataFrame) -> dict[str, list[str]]:
+    """The gold evidence page texts of each question, in evidence order (pages table, else the question's meta)."""
+    ev = lake.read("evidence", columns=["question_id", "evidence_ordinal", "doc_id", "page_number", "evidence_text"])
+    ev = ev.filter(pl.col("question_id").is_in(question_ids)).sort(["question_id", "evidence_ordinal"])
+    pages = lake.read("pages", columns=["doc_id", "page_number", "text"]).filter(
+        pl.col("doc_id").is_in(ev["doc_id"].unique().to_list()))
+    page_text = {(r["doc_id"], r["page_number"]): r["text"] for r in pages.iter_rows(named=True)}
+    meta = {r["question_id"]: json.loads(r["meta"] or "{}") for r in questions.iter_rows(named=True)}
+    out: dict[str, list[str]] = {}
+    for qid, rows in ev.group_by("question_id", maintain_order=True):
+        full = meta.get(qid[0], {}).get("evidence_text_full_page") or []
+        texts, seen = [], set()
+        for i, r in enumerate(rows.iter_rows(named=True)):
+            key = (r["doc_id"], r["page_number"])
+            if key in seen:  # FinanceBench lists some pages twice
+                continue
+            seen.add(key)
+            text = page_text.get(key) or (full[i] if i < len(full) else None) or r["evidence_text"]
+            if text:
+                texts.append(text)
+        out[qid[0]] = texts
+    return out
+
+
+def load_items(lake: Lake, run: dict[str, Any], question_ids: tuple[str, ...], limit: int | None) -> list[Item]:
+    run_id = run["run_id"]
+    answers = lake.read("answers", where={"run_id": run_id}).sort("question_id")
+    if question_ids:
+        unknown = sorted(set(question_ids) - set(answers["question_id"]))
+        if unknown:
+            raise InputError(f"answer run {run_id!r} has no answer to question {unknown[0]!r}", field="question_id")
+        answers = answers.filter(pl.col("question_id").is_in(list(question_ids)))
+    if limit:
+        answers = answers.head(limit)
+    qids = answers["question_id"].to_list()
+    questions = lake.read("questions", columns=["question_id", "question", "reference_answers", "meta"]).filter(
+        pl.col("question_id").is_in(qids))
+    missing = sorted(set(qids) - set(questions["question_id"]))
+    if missing:
+        raise InputError(f"question {missing[0]!r} of answer run {run_id!r} is not in the lake's questions: the judge "
+                         f"needs its text and reference answer (ingest dataset {run['dataset']!r} first)",
+                         field="question_id")
+    qs = {r["question_id"]: r for r in questions.iter_rows(named=True)}
+    chunk_ids = {c for ids in answers["context_chunk_ids"].to_list() if ids for c in ids}
+    for p in answers["passages"].to_list():
+        chunk_ids |= {x["chunk_id"] for x in json.loads(p or "[]") if x.get("chunk_id") and not x.get("text")}
+    chunk_text = _chunk_texts(lake, chunk_ids)
+    evidence = _evidence_pages(lake, qids, questions) if run.get("eval_mode") in EVIDENCE_MODES else {}
+    max_words = run.get("max_words")
+    items = []
+    for a in answers.iter_rows(named=True):
+        passages: list[str] = []
+        for p in json.loads(a["passages"] or "[]"):
+            text = p.get("text") or p.get("passage") or chunk_text.get(p.get("chunk_id") or "")
+            if text:
+                passages.append(text)
+        if not passages and a["context_chunk_ids"]:
+            passages = [chunk_text[c] for c in a["context_chunk_ids"] if c in chunk_text]
+        if not passages:
+            passages = evidence.get(a["question_id"], [])
+        q = qs[a["question_id"]]
+        failed = a["error"] is not None or a["answer"] is None
+        items.append(Item(a["question_id"], q["question"], " OR ".join(q["reference_answers"] or []),
+                          None if failed else first_words(a["answer"], max_words),
+                          (a["error"] or "no answer") if failed else None, passages))
+    return items
+
+
+def not_applicable(item: Item, spec: MetricSpec) -> str | None:
+    """Why the metric does not apply to this answer (no call is made), or None."""
+    if item.answer is None:
+        return f"not judged: the answer failed ({item.answer_error})"
+    if spec.needs_passages and not item.passages:
+        return "not judged: the answer had no passages (closed book, or its retrieved passages are unknown)"
+    if spec.needs_numeric_reference and not parse_numbers(item.reference):
+        return "not judged: the reference answer holds no number"
+    return None
+
+
+def render(tpl: PromptTemplate, spec: MetricSpec, item: Item, budget: Budget, passage_tokens: int):
+    answer = item.answer or ""
+    if spec.family == "answer_file":
+        answer = first_words(answer, ANSWER_FILE_WORDS) or ""
+    passages = item.passages[:MAX_PASSAGES]
+    per = max(passage_tokens // max(len(passages), 1), 32)
+    # whitespace collapsed: PDF tables are mostly blanks and newlines, which cost the judge's context for nothing
+    context = "\n\n".join(f"[{i + 1}] {budget.cut(' '.join(p.split()), per)}" for i, p in enumerate(passages))
+    return tpl.render(question=item.question, reference=budget.cut(item.reference, REFERENCE_TOKENS),
+                      answer=answer, passages=context)
+
+
+def run_judge(home: str | None, *, answer_run_id: str, metrics: list[str] | None, rubrics: dict[str, str],
+              limit: int | None, question_ids: tuple[str, ...], max_tokens: int, passage_tokens: int,
+              judge_run_id: str | None, config: LLMConfig, ledger_batch: int = 16) -> str:
+    lake = Lake(home)
+    specs = load_metrics()
+    runs = lake.read("generation_runs", where={"run_id": answer_run_id})
+    if runs.height == 0:
+        raise InputError(f"no answer run {answer_run_id!r} in the lake", field="answer_run")
+    run = runs.row(0, named=True)
+    run["max_words"] = json.loads(run["params"] or "{}").get("max_words")
+    items = load_items(lake, run, question_ids, limit)
+    if not items:
+        raise InputError(f"answer run {answer_run_id!r} has no answers to judge", field="answer_run")
+
+    if metrics is None:
+        has_passages = any(i.passages for i in items)
+        metrics = [m for m, s in specs.items() if has_passages or not s.needs_passages]
+    unknown = [m for m in metrics if m not in specs]
+    if unknown:
+        raise InputError(f"unknown metric {unknown[0]!r} (known: {', '.join(specs)})", field="metrics")
+    stray = sorted(set(rubrics) - set(metrics))
+    if stray:
+        raise InputError(f"--rubric names metric {stray[0]!r}, which is not judged in this run", field="rubric")
+    templates = {m: load_template(rubrics.get(m, f"judge_{m}_v1")) for m in metrics}
+
+    llm = LLMClient(home, config, job_run_id=f"judge-{answer_run_id}", batch_size=ledger_batch)
+    params = {"metrics": metrics, "rubrics": {m: t.ref for m, t in templates.items()}, "max_tokens": max_tokens,
+              "temperature": 0.0, "passage_tokens": passage_tokens, "max_passages": MAX_PASSAGES,
+              "answer_file_words": ANSWER_FILE_WORDS, "reference_tokens": REFERENCE_TOKENS,
+              "token_counter": "minilm (estimate)", "limit": limit, "question_ids": sorted(question_ids) or None}
+    digest = hashlib.sha256(json.dumps({"answer_run_id": answer_run_id, "judge_model": llm.model, **params},
+                                       sort_keys=True).encode()).hexdigest()
+    judge_run_id = check_id(judge_run_id or f"{answer_run_id}-judge-{digest[:10]}", "judge run id")
+    say(f"judge run {judge_run_id}: {len(items)} answers of {answer_run_id!r} x {len(metrics)} metrics "
+        f"({', '.join(metrics)}), judge model {llm.model}")
+
+    budget = Budget()
+    verdicts: dict[tuple[str, str], Verdict] = {}
+    calls: list[tuple[str, str, ChatRequest]] = []
+    for item in items:
+        for m in metrics:
+            why = not_applicable(item, specs[m])
+            if why:
+                verdicts[(item.question_id, m)] = Verdict("not_applicable", None, why, None)
+            else:
+                req = ChatRequest(render(templates[m], specs[m], item, budget, passage_tokens), "judge",
+                                  temperature=0.0, max_tokens=max_tokens)
+                calls.append((item.question_id, m, req))
+    try:
+        results = llm.complete_many([r for _, _, r in calls], desc="judge")
+    finally:
+        llm.close()
+    for (qid, m, _), res in zip(calls, results, strict=True):
+        verdicts[(qid, m)] = read_verdict(res, specs[m], max_tokens)
+
+    rows = [{"judge_run_id": judge_run_id, "question_id": item.question_id, "metric": m,
+             "raw_score": verdicts[(item.question_id, m)].raw_score,
+             "rationale": verdicts[(item.question_id, m)].rationale,
+             "status": verdicts[(item.question_id, m)].status, "error": verdicts[(item.question_id, m)].error}
+            for item in items for m in metrics]
+    judgments = pl.DataFrame(rows, schema={"judge_run_id": pl.String, "question_id": pl.String, "metric": pl.String,
+                                           "raw_score": pl.Float64, "rationale": pl.String, "status": pl.String,
+                                           "error": pl.String})
+    judge_run = pl.DataFrame([{
+        "judge_run_id": judge_run_id, "answer_run_id": answer_run_id, "judge_model": llm.model,
+        "rubric_version": ",".join(t.ref for t in templates.values()), "metrics": ",".join(metrics),
+        "params": json.dumps({**params, "config_hash": digest}, sort_keys=True),
+    }])
+    lake.land([("judge_runs", judge_run_id, judge_run), ("judgments", judge_run_id, judgments)])
+
+    counts = Counter((r["metric"], r["status"]) for r in rows)
+    for m in metrics:
+        say(f"  {m:<13} ok {counts[(m, 'ok')]:>4}  not_applicable {counts[(m, 'not_applicable')]:>4}  "
+            f"failed {counts[(m, 'failed')]:>4}")
+    say(f"landed judge_runs/judgments judge_run_id={judge_run_id}: {len(rows)} judgments; "
+        f"LLM calls made {llm.calls_made}, from cache {llm.cache_hits}")
+    return judge_run_id
+
+
+
+
+
+
+def read_verdict(res: LLMResult, spec: MetricSpec, max_tokens: int) -> Verdict:
+    if res.error:
+        return Verdict("failed", None, None, f"LLM call failed: {res.error}")
+    verdict = parse_reply(res.text, spec)
+    if verdict.status == "failed" and res.completion_tokens is not None and res.completion_tokens >= max_tokens:
+        # small models ramble before closing the JSON: say so, or the reason reads like a format problem only
+        verdict = replace(verdict, error=f"{verdict.error} (the reply was cut at --max-tokens {max_tokens})")
+    return verdict

@@ -1,0 +1,183 @@
+"""`finrag retrieve`: run a retriever over a dataset's questions and land the run (SPEC §4).
+
+The dataset's questions (lake `questions`) are the queries; its chunks partition is the corpus (a BEIR dataset's
+corpus entries, chunker id `corpus`). A run lands as one `retrieval_runs` row plus its `retrieval_results`
+(rank 1..k per question, source 'finrag') in one atomic landing. The run id is derived from the config hash unless
+given, and re-running the same config replaces its partitions.
+
+Conditions: under `oracle_doc` / `oracle_page` each question's search is restricted (before ranking) to its gold
+documents / gold pages from the lake `evidence`; questions without evidence (or without gold page numbers, for
+oracle_page) are skipped and counted in params.n_skipped.
+
+LLM retrievers (hyde, multi_hyde, llm_expand) call the one LLM client (python_jobs/llm.py); their prompt version,
+model, endpoint host and sampling settings join the config hash (`llm` in params), and their call / fallback
+counters go into params.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import re
+import time
+from dataclasses import asdict
+
+import polars as pl
+from tqdm import tqdm
+
+from python_jobs.core.contracts import CONDITIONS
+from python_jobs.core.errors import InputError
+from python_jobs.core.lake import Lake, check_id
+from python_jobs.core.question_sets import select_splits, splits_param
+from python_jobs.corpus.encoders import DEFAULT_EMBEDDER, resolve
+from python_jobs.llm.config import LLMConfig
+from python_jobs.retrieval import RETRIEVERS, Context, Query, RetrieverConfig, build, default_top_n, stage_names
+from python_jobs.retrieval.conditions import restrictions
+from python_jobs.retrieval.hyde import LLM_RETRIEVERS, Rewriter
+
+VERSIONED = ("lancedb", "bm25s", "sentence-transformers", "transformers", "torch", "numpy", "polars", "FlagEmbedding")
+
+
+def package_versions() -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    for name in VERSIONED:
+        try:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def normalise(cfg: RetrieverConfig, k: int) -> RetrieverConfig:
+    """Drop settings the retriever does not use, so they neither enter the hash nor mislead in params."""
+    names = stage_names(cfg.retriever, cfg.first_stage)
+    dense = "dense" in names
+    keywords = "keywords" in names
+    return RetrieverConfig(
+        retriever=cfg.retriever,
+        first_stage=names[1] if cfg.retriever in ("rerank", "keywords", "parent_child", "llm_expand") else None,
+        embedder=resolve(cfg.embedder)[0] if dense else None,
+        long_text=cfg.long_text if dense else "n/a",
+        dense_search=cfg.dense_search if dense else "n/a",
+        reranker=cfg.reranker if "rerank" in names else None,
+        rrf_k=cfg.rrf_k if "hybrid" in names else 0,
+        top_n=default_top_n(cfg, k),
+        n_keywords=cfg.n_keywords if keywords else 0,
+        feedback_docs=cfg.feedback_docs if keywords else 0,
+        feedback_terms=cfg.feedback_terms if keywords else 0,
+    )
+
+
+def config_hash(dataset: str, chunker_id: str, condition: str, k: int, cfg: RetrieverConfig,
+                llm: dict[str, object] | None = None) -> str:
+    # `llm` only for the LLM retrievers, so the hashes (and run ids) of every other config stay as they were
+    blob = json.dumps({"dataset": dataset, "chunker_id": chunker_id, "condition": condition, "k": k, **asdict(cfg),
+                       **({"llm": llm} if llm else {})}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def default_run_id(dataset: str, condition: str, cfg: RetrieverConfig, digest: str) -> str:
+    ds = re.sub(r"[^A-Za-z0-9_.-]", "_", dataset)[:60]
+    return f"{ds}-{cfg.retriever}-{condition}-{digest[:10]}"
+
+
+def run_retrieval(home, dataset: str, retriever: str, k: int = 10, condition: str = "full",
+                  chunker_id: str | None = None, embedder: str | None = DEFAULT_EMBEDDER, long_text: str = "window",
+                  dense_search: str = "flat", reranker: str | None = None, first_stage: str | None = None,
+                  rrf_k: int = 60, top_n: int | None = None, n_keywords: int = 8, feedback_docs: int = 3,
+                  feedback_terms: int = 5, run_id: str | None = None, batch_size: int = 64,
+                  progress: bool = True, llm_config: LLMConfig | None = None, hyde_n: int = 3,
+                  hyde_fusion: str = "mean", llm_temperature: float | None = None,
+                  splits: tuple[str, ...] | None = None) -> dict[str, object]:
+    if retriever not in RETRIEVERS:
+        raise InputError(f"unknown retriever {retriever!r}; one of {RETRIEVERS}", field="retriever")
+    if condition not in CONDITIONS:
+        raise InputError(f"unknown condition {condition!r}; one of {CONDITIONS}", field="condition")
+    if k < 1:
+        raise InputError(f"k must be >= 1, got {k}", field="k")
+    if rrf_k < 1:
+        raise InputError(f"--rrf-k must be >= 1, got {rrf_k}", field="rrf_k")
+    lake = Lake(home)
+    chunker_id = lake.resolve_chunker(dataset, chunker_id)
+    cfg = normalise(RetrieverConfig(retriever, first_stage, embedder, long_text, dense_search, reranker, rrf_k, top_n,
+                                    n_keywords, feedback_docs, feedback_terms), k)
+    rewriter = (Rewriter.open(lake.home, retriever, llm_config, n=hyde_n, fusion=hyde_fusion,
+                              temperature=llm_temperature, rrf_k=rrf_k, progress=progress)
+                if retriever in LLM_RETRIEVERS else None)
+    try:
+        return _run(lake, dataset, retriever, k, condition, chunker_id, cfg, rewriter, run_id, batch_size, progress,
+                    splits)
+    finally:
+        if rewriter is not None:
+            rewriter.close()  # lands the LLM ledger's last batch, stops an embedded server
+
+
+def _run(lake: Lake, dataset: str, retriever: str, k: int, condition: str, chunker_id: str, cfg: RetrieverConfig,
+         rewriter: Rewriter | None, run_id: str | None, batch_size: int, progress: bool,
+         splits: tuple[str, ...] | None = None) -> dict[str, object]:
+    llm = rewriter.settings() if rewriter else None
+    digest = config_hash(dataset, chunker_id, condition, k, cfg, llm)
+    if splits:  # an explicit --split selection is another run (the default keeps the run ids as they were)
+        digest = hashlib.sha256(f"{digest}|splits={','.join(splits)}".encode()).hexdigest()
+    run_id = check_id(run_id or default_run_id(dataset, condition, cfg, digest), "run id")
+
+    questions = lake.read("questions", where={"dataset": dataset}).sort("question_id")
+    if questions.height == 0:
+        raise InputError(f"no questions for dataset {dataset!r}: ingest them first", field="dataset")
+    questions = select_splits(questions, splits)
+    chunks = lake.read_chunks(dataset, chunker_id)
+    limits = restrictions(condition, lake.read("evidence", where={"dataset": dataset}))
+    queries = [
+        Query(qid, text, limits.get(qid))
+        for qid, text in questions.select("question_id", "question").iter_rows()
+        if condition == "full" or qid in limits
+    ]
+    ctx = Context(lake.home, dataset, chunker_id, chunks, cfg.embedder, cfg.long_text, cfg.dense_search,
+                  batch_size, progress, rewriter)
+    engine = build(cfg, ctx, "top", k)
+
+    t0 = time.perf_counter()
+    engine.search([], k)  # builds in-memory indexes, opens LanceDB, loads models: timed apart from the queries
+    prepare_seconds = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    hits = []
+    step = max(batch_size, 1) * 4
+    with tqdm(total=len(queries), desc=f"retrieve {retriever}/{condition}", unit="q", disable=not progress) as bar:
+        for start in range(0, len(queries), step):
+            batch = queries[start : start + step]
+            hits.extend(engine.search(batch, k))
+            bar.update(len(batch))
+    seconds = time.perf_counter() - t0
+
+    rows = [
+        {"question_id": q.question_id, "rank": r, "chunk_id": h.chunk_id, "score": h.score}
+        for q, qh in zip(queries, hits)
+        for r, h in enumerate(qh[:k], start=1)
+    ]
+    meta = chunks.select("chunk_id", "doc_id", "page_start", "page_end")
+    results = (
+        pl.DataFrame(rows, schema={"question_id": pl.String, "rank": pl.Int32, "chunk_id": pl.String, "score": pl.Float64})
+        .join(meta, on="chunk_id", how="left")
+        .with_columns(pl.lit(run_id).alias("run_id"))
+        .sort("question_id", "rank")
+    )
+    params = {
+        **asdict(cfg), "dataset": dataset, "chunker_id": chunker_id, "condition": condition, "k": k,
+        "batch_size": batch_size, "splits": splits_param(splits, questions), "n_questions": questions.height,
+        "n_queried": len(queries),
+        "n_skipped": questions.height - len(queries), "n_with_results": results["question_id"].n_unique(),
+        "corpus_chunks": chunks.height, "prepare_seconds": round(prepare_seconds, 3), "seconds": round(seconds, 3),
+        "queries_per_s": round(len(queries) / seconds, 2) if seconds > 0 else None, "versions": package_versions(),
+        **({"llm": llm, **rewriter.stats()} if rewriter else {}),
+    }
+    run = pl.DataFrame(
+        [{
+            "run_id": run_id, "dataset": dataset, "retriever": retriever, "condition": condition, "k": k,
+            "embedder": cfg.embedder, "reranker": cfg.reranker, "chunker_id": chunker_id,
+            "params": json.dumps(params, sort_keys=True), "config_hash": digest, "source": "finrag",
+        }]
+    )
+    lake.land([("retrieval_runs", run_id, run), ("retrieval_results", run_id, results)])
+    return {"run_id": run_id, "questions": len(queries), "skipped": params["n_skipped"], "rows": results.height,
+            "seconds": params["seconds"], "queries_per_s": params["queries_per_s"]}

@@ -1,0 +1,71 @@
+"""What every ingest shares: frames typed by the contracts, one landing per load, ids already in the lake."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+
+import polars as pl
+
+from python_jobs.core.console import say
+from python_jobs.core.contracts import contract
+from python_jobs.core.errors import InputError
+from python_jobs.core.lake import Lake
+
+ORIGIN = {"_file": pl.String, "_line": pl.Int64}
+CORPUS_CHUNKER = "corpus"  # chunker_id of BEIR corpus entries: each entry is one chunk of its own document
+
+
+
+
+def frame(table: str, rows: list[dict[str, object]], origin: bool = True) -> pl.DataFrame:
+    """Rows → a frame typed by the table's contract (plus the _file/_line origin columns)."""
+    schema = {k: v for k, v in contract(table).schema.items() if k not in ("created_at",)}
+    if origin:
+        schema = {**schema, **ORIGIN}
+    cols = set().union(*(r.keys() for r in rows)) if rows else set()
+    schema = {k: v for k, v in schema.items() if k in cols}
+    return pl.DataFrame({k: [r.get(k) for r in rows] for k in schema}, schema=schema)
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def land(lake: Lake, frames: list[tuple[str, str, pl.DataFrame]]) -> None:
+    # one call: the lake validates every frame first and lands all of them or none
+    landed = lake.land([f for f in frames if f[2].height])
+    by_table: dict[str, list] = defaultdict(list)
+    for x in landed:
+        by_table[x.table].append(x)
+    for table, xs in by_table.items():
+        where = (f"{contract(table).partition}={xs[0].partition_value}" if len(xs) == 1
+                 else f"{len(xs)} partitions")
+        say(f"landed {table} {where}: {sum(x.rows for x in xs)} rows")
+
+
+def existing_ids(lake: Lake, table: str, dataset: str, column: str, skip_partition: str | None = None) -> set[str] | None:
+    """Ids already in the lake for a dataset (None when the dataset has no rows in that table).
+
+    Rows of the partition being replaced by this load are ignored: they are about to go.
+    """
+    part = contract(table).partition
+    df = lake.read(table, where={"dataset": dataset}, columns=[column, part])
+    if skip_partition is not None:
+        df = df.filter(pl.col(part) != skip_partition)
+    return set(df[column].to_list()) if df.height else None
+
+
+def check_duplicates(rows: Iterable[tuple[int, object]], key, file: str, field: str, what: str) -> None:
+    seen: dict[object, int] = {}
+    for line, r in rows:
+        k = key(r)
+        if k in seen:
+            raise InputError(f"duplicate {what} {k!r} (first on line {seen[k]})", file=file, line=line, field=field)
+        seen[k] = line

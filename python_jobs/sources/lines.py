@@ -1,0 +1,211 @@
+"""Line-by-line readers for the benchmark input formats (JSONL, TSV/CSV with a header, whitespace TREC files).
+
+Every record is parsed into a pydantic model, so any error names the file, the 1-based line and the field:
+malformed JSON, a missing or mistyped field, non-UTF-8 bytes, a wrong column count, an empty file. Ingest jobs call
+these before anything lands (SPEC §7). This is a shared (non-verb) module.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    ValidationError,
+)
+
+from python_jobs.core.errors import InputError
+
+M = TypeVar("M", bound=BaseModel)
+_REPLACEMENT = "\ufffd"
+_KEY_BEFORE = re.compile(r'[{,]\s*"((?:[^"\\]|\\.)*)"')  # a string in key position: after '{' or ','
+
+
+# ---- records ------------------------------------------------------------------------------------------------
+class _Record(BaseModel):
+    # extra fields are kept (they go to `meta`), but declared ones must have the declared type
+    model_config = ConfigDict(extra="allow", str_strip_whitespace=False)
+
+
+# ---- helpers -------------------------------------------------------------------------------------------------
+def _field_of(loc: Sequence[object], names: dict[str, str] | None = None) -> str:
+    parts: list[str] = []
+    for p in loc:
+        if isinstance(p, int):
+            parts[-1:] = [f"{parts[-1]}[{p}]" if parts else f"[{p}]"]
+        else:
+            parts.append((names or {}).get(str(p), str(p)))
+    return ".".join(parts)
+
+
+_TYPE_TAG = re.compile(r"^(str|int|float|bool|none|list|dict|bytes|[a-z\-]+\[.*\])$")
+
+
+def _trim(loc: Sequence[object]) -> list[object]:
+    """Drop pydantic's union-member tags from an error location: ('gold_answer', 'str') → ('gold_answer',)."""
+    out = list(loc)
+    while len(out) > 1 and isinstance(out[-1], str) and _TYPE_TAG.match(out[-1]):
+        out.pop()
+    return out
+
+
+def validation_error(exc: ValidationError, file: str, line: int, names: dict[str, str] | None = None) -> InputError:
+    errors = exc.errors()
+    err = errors[0]
+    loc = _trim(err["loc"])
+    field = _field_of(loc, names) or None
+    if len(loc) < len(err["loc"]):  # a union: name the accepted types
+        tags = [str(e["loc"][len(loc)]) for e in errors if _trim(e["loc"]) == loc and len(e["loc"]) > len(loc)]
+        why = f"value must be one of the types {', '.join(dict.fromkeys(tags))}"
+    else:
+        why = "required field is missing" if err["type"] == "missing" else err["msg"]
+    if err["type"] != "missing" and "input" in err:
+        why += f" (got {str(err['input'])[:60]!r})"
+    return InputError(why, file=file, line=line, field=field)
+
+
+def _bad_utf8_field_json(text: str) -> str:
+    """Which JSON field holds the undecodable bytes (they were replaced by U+FFFD)."""
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError:
+        return _json_key_at(text, text.find(_REPLACEMENT))
+    found: list[str] = []
+
+    def walk(v: object, path: str) -> None:
+        if found:
+            return
+        if isinstance(v, str) and _REPLACEMENT in v:
+            found.append(path)
+        elif isinstance(v, dict):
+            for k, x in v.items():
+                walk(x, f"{path}.{k}" if path else str(k))
+                if _REPLACEMENT in str(k) and not found:
+                    found.append(path or "<key>")
+        elif isinstance(v, list):
+            for i, x in enumerate(v):
+                walk(x, f"{path}[{i}]")
+
+    walk(obj, "")
+    return found[0] if found else "<record>"
+
+
+def _json_key_at(text: str, pos: int) -> str:
+    """The last object key that starts before `pos`: the field being read when parsing failed."""
+    keys = _KEY_BEFORE.findall(text[: max(pos, 0)])
+    return keys[-1] if keys else "<record>"
+
+
+def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    with open(path, "rb") as fh:
+        for i, raw in enumerate(fh, start=1):
+            if i == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            yield i, raw.rstrip(b"\r\n")
+
+
+def _decode(raw: bytes, file: str, line: int, field_of_replaced) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        replaced = raw.decode("utf-8", errors="replace")
+        raise InputError(
+            f"bytes are not valid UTF-8 (byte offset {exc.start}: {raw[exc.start:exc.start + 4]!r})",
+            file=file, line=line, field=field_of_replaced(replaced),
+        ) from None
+
+
+def _empty(file: str, first_field: str) -> InputError:
+    return InputError("file is empty: expected at least one record", file=file, line=1, field=first_field)
+
+
+# ---- readers -------------------------------------------------------------------------------------------------
+def read_jsonl(path: str | Path, model: type[M], allow_empty: bool = False) -> list[tuple[int, M]]:
+    """Every non-blank line of a JSONL file as (line number, parsed model)."""
+    path = Path(path)
+    file = str(path)
+    names = {f.alias: f.alias for f in model.model_fields.values() if f.alias}
+    first_field = next(iter(model.model_fields.values())).alias or next(iter(model.model_fields))
+    out: list[tuple[int, M]] = []
+    for line, raw in _lines(path):
+        text = _decode(raw, file, line, _bad_utf8_field_json)
+        if not text.strip():
+            continue  # blank lines (e.g. a trailing one) carry no record
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                f"malformed JSON at column {exc.colno}: {exc.msg}", file=file, line=line, field=_json_key_at(text, exc.pos)
+            ) from None
+        if not isinstance(obj, dict):
+            raise InputError(f"expected a JSON object, got {type(obj).__name__}", file=file, line=line, field="<record>")
+        try:
+            out.append((line, model.model_validate(obj)))
+        except ValidationError as exc:
+            raise validation_error(exc, file, line, names) from None
+    if not out and not allow_empty:
+        raise _empty(file, first_field)
+    return out
+
+
+def read_delimited(
+    path: str | Path,
+    model: type[M],
+    columns: Sequence[str],
+    *,
+    sep: str | None,
+    header: Sequence[Sequence[str]] | None = None,
+    allow_empty: bool = False,
+) -> list[tuple[int, M]]:
+    """A delimited text file as (line number, model) rows.
+
+    `sep=None` splits on runs of whitespace (TREC files). With `header`, the first line must equal one of the
+    accepted header spellings (compared case-insensitively, '-' and '_' alike).
+    """
+    path = Path(path)
+    file = str(path)
+    out: list[tuple[int, M]] = []
+    seen_header = header is None
+    norm = lambda cells: [c.strip().lower().replace("-", "_") for c in cells]  # noqa: E731
+
+    def split(text: str) -> list[str]:
+        return text.split() if sep is None else text.split(sep)
+
+    def bad_field(replaced: str) -> str:
+        cells = split(replaced)
+        for i, c in enumerate(cells):
+            if _REPLACEMENT in c:
+                return columns[i] if i < len(columns) else f"column {i + 1}"
+        return columns[0]
+
+    for line, raw in _lines(path):
+        text = _decode(raw, file, line, bad_field)
+        if not text.strip():
+            continue
+        cells = split(text)
+        if not seen_header:
+            seen_header = True
+            if norm(cells) not in [norm(h) for h in header or []]:
+                raise InputError(
+                    f"expected a header line {sep.join(header[0]) if sep else ' '.join(header[0])!r}, got {text[:80]!r}",
+                    file=file, line=line, field="header",
+                )
+            continue
+        if len(cells) != len(columns):
+            field = columns[len(cells)] if len(cells) < len(columns) else f"column {len(columns) + 1}"
+            raise InputError(
+                f"expected {len(columns)} columns ({', '.join(columns)}), got {len(cells)}",
+                file=file, line=line, field=field,
+            )
+        try:
+            out.append((line, model.model_validate(dict(zip(columns, (c.strip() for c in cells))))))
+        except ValidationError as exc:
+            raise validation_error(exc, file, line) from None
+    if not out and not allow_empty:
+        raise _empty(file, columns[0])
+    return out

@@ -1,0 +1,32 @@
+"""Running dbt from the jobs: same project, the home's own target/log dirs (so parallel homes never share state)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from python_jobs.core.config import HOME_ENV, PROJECT_DIR, warehouse_home
+
+
+def dbt_command() -> list[str]:
+    exe = Path(sys.executable).with_name("dbt")
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "dbt.cli.main"]
+
+
+def run_dbt(args: list[str], home: str | os.PathLike[str] | None = None, quiet: bool = False) -> int:
+    """Run `dbt <args>` against the warehouse at `home`; returns dbt's exit code."""
+    h = warehouse_home(home)
+    h.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, HOME_ENV: str(h), "DBT_SEND_ANONYMOUS_USAGE_STATS": "False"}
+    cmd = [
+        *dbt_command(),
+        *(["--quiet"] if quiet else []),
+        *args,
+        "--project-dir", str(PROJECT_DIR),
+        "--profiles-dir", str(PROJECT_DIR),
+        "--target-path", str(h / "dbt_target"),
+        "--log-path", str(h / "dbt_logs"),
+    ]
+    return subprocess.call(cmd, env=env, cwd=PROJECT_DIR)
