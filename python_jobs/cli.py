@@ -37,6 +37,7 @@ VERBS: dict[str, str] = {
     "import-inspection": "python_jobs.commands.import_inspection",
     "publish": "python_jobs.commands.publish",
     "dashboard": "python_jobs.commands.dashboard",
+    "contracts": "python_jobs.commands.contracts",
 }
 
 

@@ -33,8 +33,8 @@ def test_trec_export_format_and_strict_order(home: Path):
 def test_raw_scores_refused_when_ties_would_reorder(home: Path):
     lake = land_corpus(home)
     run = pl.DataFrame([{"run_id": "tied", "dataset": DATASET, "retriever": "x", "condition": "full", "k": 2,
-                         "config_hash": "h", "source": "finrag"}])
-    res = pl.DataFrame([{"run_id": "tied", "question_id": "q1", "rank": r, "chunk_id": c, "doc_id": "ACME_2022_10K",
+                         "config_hash": "h", "config_id": "h", "source": "finrag"}])
+    res = pl.DataFrame([{"run_id": "tied", "question_id": "q1", "dataset": DATASET, "rank": r, "chunk_id": c, "doc_id": "ACME_2022_10K",
                          "score": 1.0} for r, c in ((1, "a"), (2, "b"))])
     lake.land([("retrieval_runs", "tied", run), ("retrieval_results", "tied", res)])
     with pytest.raises(InputError, match="--score rank"):

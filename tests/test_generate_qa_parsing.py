@@ -8,7 +8,7 @@ import json
 import polars as pl
 import pytest
 
-from python_jobs.core.contracts import TURN
+from python_jobs.core.contracts import contract
 from python_jobs.qa_generation.human_inspection import apply_human
 from python_jobs.qa_generation.replies import (
     ReplyError,
@@ -163,7 +163,7 @@ def test_seeded_split_is_stable_and_near_the_fraction() -> None:
 
 def _questions() -> pl.DataFrame:
     meta = {"generation_run_id": "g", "assigned_split": "gen_test", "llm_split": "gen_test"}
-    return pl.DataFrame([
+    return contract("questions").frame([
         {"question_id": "q1", "dataset": "d", "split": "gen_test", "question": "What was it?", "reference_answers": ["a"],
          "task": "conversational", "topic_path": ["x"], "question_type": "conversational", "question_reasoning": None,
          "conversation": [{"role": "user", "content": "Hi?"}, {"role": "assistant", "content": "Yes."},
@@ -173,10 +173,7 @@ def _questions() -> pl.DataFrame:
          "task": "long_form", "topic_path": ["x"], "question_type": "long_form", "question_reasoning": None,
          "conversation": None, "source": "generated",
          "meta": json.dumps({**meta, "assigned_split": "gen_train", "llm_split": "dropped"}, sort_keys=True)},
-    ], schema={"question_id": pl.String, "dataset": pl.String, "split": pl.String, "question": pl.String,
-               "reference_answers": pl.List(pl.String), "task": pl.String, "topic_path": pl.List(pl.String),
-               "question_type": pl.String, "question_reasoning": pl.String, "conversation": pl.List(TURN),
-               "source": pl.String, "meta": pl.String})
+    ])
 
 
 def _human(rows: list[tuple[str, str, int, str | None, str | None]]) -> pl.DataFrame:

@@ -82,9 +82,10 @@ def land_runs(home: Path, chunks: dict, runs: dict[str, tuple[str, dict]]) -> No
     for run_id, (condition, run) in runs.items():
         frames.append(("retrieval_runs", run_id, pl.DataFrame([{
             "run_id": run_id, "dataset": "financebench", "retriever": "seeded-shuffle", "condition": condition,
-            "k": 10, "chunker_id": CHUNKER, "params": "{}", "config_hash": "seeded-shuffle", "source": "finrag"}])))
+            "k": 10, "chunker_id": CHUNKER, "params": "{}", "config_hash": "seeded-shuffle",
+            "config_id": "seeded-shuffle", "source": "finrag"}])))
         frames.append(("retrieval_results", run_id, pl.DataFrame([
-            {"run_id": run_id, "question_id": qid, "rank": rank, "chunk_id": cid, "doc_id": doc,
+            {"run_id": run_id, "question_id": qid, "dataset": "financebench", "rank": rank, "chunk_id": cid, "doc_id": doc,
              "page_start": s, "page_end": e, "score": 1.0 / rank}
             for qid, results in run.items() for rank, (cid, doc, s, e) in enumerate(results, 1)
         ], schema_overrides={"rank": pl.Int32, "page_start": pl.Int32, "page_end": pl.Int32})))

@@ -26,6 +26,7 @@ from typing import Any
 import polars as pl
 
 from python_jobs.core.console import say
+from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake, check_id
 from python_jobs.core.question_sets import select_splits, splits_param
@@ -245,15 +246,13 @@ def run_answers(home: str | None, *, retrieval_run_id: str | None, dataset: str 
             "cost_usd": _sum(r.cost_usd for _, r in calls),
             "error": "; ".join(errors) if errors else None,
         })
-    answers = pl.DataFrame(rows, schema={
-        "run_id": pl.String, "question_id": pl.String, "answer": pl.String, "prompt": pl.String,
-        "context_chunk_ids": pl.List(pl.String), "passages": pl.String, "prompt_tokens": pl.Int32,
-        "completion_tokens": pl.Int32, "latency_ms": pl.Float64, "cost_usd": pl.Float64, "error": pl.String})
-    run = pl.DataFrame([{
+    answers = contract("answers").frame(rows)
+    question_splits = splits_param(splits, questions)
+    run = contract("generation_runs").frame([{
         "run_id": run_id, "dataset": dataset, "retrieval_run_id": retrieval_run_id, "model": llm.model,
-        "eval_mode": mode, "prompt_template": tpl.ref,
-        "params": json.dumps({**params, "splits": splits_param(splits, questions), "config_hash": digest,
-                              "source": "finrag"}, sort_keys=True),
+        "eval_mode": mode, "prompt_template": tpl.ref, "max_words": max_words, "question_splits": question_splits,
+        "params": json.dumps({**params, "splits": question_splits, "config_hash": digest, "source": "finrag"},
+                             sort_keys=True),
     }])
     lake.land([("generation_runs", run_id, run), ("answers", run_id, answers)])
     n_failed = answers["error"].is_not_null().sum()

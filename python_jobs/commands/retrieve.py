@@ -9,12 +9,12 @@ import click
 
 from python_jobs.commands._options import llm_options
 from python_jobs.core.config import warehouse_home
-from python_jobs.core.contracts import CONDITIONS
 from python_jobs.core.question_sets import parse_splits
 from python_jobs.corpus.encoders import DEFAULT_EMBEDDER, LONG_TEXT_MODES
 from python_jobs.corpus.vectors import SEARCH_MODES
 from python_jobs.llm.config import LLMConfig
 from python_jobs.retrieval import FIRST_STAGES, RETRIEVERS
+from python_jobs.retrieval.conditions import CONDITIONS
 from python_jobs.retrieval.hyde import HYDE_FUSIONS, LLM_RETRIEVERS
 from python_jobs.retrieval.runs import run_retrieval
 

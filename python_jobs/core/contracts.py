@@ -1,324 +1,180 @@
-"""Table contracts of the lake (SPEC §4): schema, key, partition column and value rules.
+"""The lake's table contracts (SPEC §4), read from contracts.yml beside this module: the one place a table's
+columns, types, keys, accepted values, ranges and references are declared.
 
-Every lake table is defined here once; the lake module validates frames against these before anything lands,
-and `ensure_lake` writes an empty typed placeholder per table so dbt's sources always bind.
+Everything else derives from a `Contract`: the frames jobs build (`Contract.frame`), the landing validation
+(python_jobs/core/lake.py, python_jobs/core/validation.py), the typed empty placeholder partition of every table
+(so dbt's sources bind on a fresh home), and the dbt sources / staging models (python_jobs/warehouse/dbt_codegen.py).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
 
 import polars as pl
+import yaml
 
-DOC_TYPES = ("10-K", "10-Q", "8-K", "earnings_call", "annual_report", "web", "other")
-CONDITIONS = ("full", "oracle_doc", "oracle_page")
-QUESTION_SOURCES = ("human", "generated", "imported")
-JUDGE_STATUSES = ("ok", "not_applicable", "failed")
-VERDICTS = ("keep", "fix", "drop")
+CONTRACTS_YML = Path(__file__).with_name("contracts.yml")
+ORIGIN = {"_file": pl.String, "_line": pl.Int64}  # where each row came from: validation errors name them
 
-TS = pl.Datetime("us", "UTC")
-TURN = pl.Struct({"role": pl.String, "content": pl.String})
+_SCALARS: dict[str, tuple[pl.DataType, str]] = {
+    # contract type -> (polars dtype, DuckDB type as dbt documents it)
+    "string": (pl.String(), "varchar"),
+    "boolean": (pl.Boolean(), "boolean"),
+    "int32": (pl.Int32(), "integer"),
+    "int64": (pl.Int64(), "bigint"),
+    "float64": (pl.Float64(), "double"),
+    "timestamp": (pl.Datetime("us", "UTC"), "timestamp with time zone"),
+}
+
+
+def parse_type(text: str, named: Mapping[str, str] | None = None) -> tuple[pl.DataType, str]:
+    """A contract type → (polars dtype, SQL type): scalars, list<T>, struct<a:T,b:T>, or a name of `types`."""
+    text = text.strip()
+    named = named or {}
+    if text in named:
+        return parse_type(named[text], named)
+    if text in _SCALARS:
+        return _SCALARS[text]
+    m = re.fullmatch(r"list<(.+)>", text)
+    if m:
+        inner, sql = parse_type(m[1], named)
+        return pl.List(inner), f"{sql}[]"
+    m = re.fullmatch(r"struct<(.+)>", text)
+    if m:
+        fields = [f.split(":", 1) for f in m[1].split(",")]
+        parsed = [(name.strip(), *parse_type(t, named)) for name, t in fields]
+        return (pl.Struct({n: d for n, d, _ in parsed}),
+                "struct(" + ", ".join(f"{n} {s}" for n, _, s in parsed) + ")")
+    raise ValueError(f"unknown contract type {text!r}")
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: str
+    dtype: pl.DataType
+    sql_type: str
+    description: str
+    required: bool = False
+    accepted: tuple[str, ...] | None = None
+    min: float | None = None
+    max: float | None = None
+    shared: bool = False  # described once in shared_columns (one docs block for every table that has it)
+
+
+@dataclass(frozen=True)
+class Reference:
+    column: str
+    table: str
+    field: str
+    same_dataset: bool = True  # the parent row is looked up within the child's dataset
 
 
 @dataclass(frozen=True)
 class Contract:
     name: str
+    description: str
     partition: str  # the column whose value names the partition directory (load / run id)
     key: tuple[str, ...]
-    schema: dict[str, pl.DataType]
-    not_null: tuple[str, ...] = ()
-    accepted: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    # column -> (min, max) inclusive; None = unbounded
-    ranges: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)
+    columns: tuple[Column, ...]
+    references: tuple[Reference, ...] = ()
+
+    @property
+    def schema(self) -> dict[str, pl.DataType]:
+        return {c.name: c.dtype for c in self.columns}
 
     @property
     def polars_schema(self) -> pl.Schema:
         return pl.Schema(self.schema)
 
+    def column(self, name: str) -> Column:
+        for c in self.columns:
+            if c.name == name:
+                return c
+        raise KeyError(f"{self.name} has no column {name!r}")
 
-def _contract(name: str, partition: str, key: tuple[str, ...], schema: dict[str, pl.DataType], **kw) -> Contract:
-    # every row carries the id of the load or run that produced it, and when
-    full = {**schema}
-    full.setdefault(partition, pl.String)
-    full.setdefault("created_at", TS)
-    not_null = tuple(dict.fromkeys((*key, partition, "created_at", *kw.pop("not_null", ()))))
-    return Contract(name, partition, key, full, not_null=not_null, **kw)
+    @property
+    def not_null(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.columns if c.required)
+
+    @property
+    def accepted(self) -> dict[str, tuple[str, ...]]:
+        return {c.name: c.accepted for c in self.columns if c.accepted}
+
+    @property
+    def ranges(self) -> dict[str, tuple[float | None, float | None]]:
+        return {c.name: (c.min, c.max) for c in self.columns if c.min is not None or c.max is not None}
+
+    def frame(self, rows: Iterable[Mapping[str, Any]] | None = None, **columns: Sequence[Any]) -> pl.DataFrame:
+        """Rows (dicts) or columns → a frame typed by this contract, with the columns the rows carry (the lake adds
+        the others as nulls, the partition and created_at when it lands the frame) and the _file / _line origin
+        columns when present. Unknown columns are an error here, not a silent drop."""
+        if rows is not None:
+            rows = list(rows)
+            # no rows: every column the job fills (an empty frame still has the shape of the table)
+            names = (list(dict.fromkeys(k for r in rows for k in r)) if rows
+                     else [c.name for c in self.columns if c.name not in (self.partition, "created_at")])
+            data = {n: [r.get(n) for r in rows] for n in names}
+        else:
+            data = dict(columns)
+        schema = {**self.schema, **ORIGIN}
+        unknown = [n for n in data if n not in schema]
+        if unknown:
+            raise KeyError(f"{self.name}: columns not in the contract: {unknown}")
+        return pl.DataFrame(data, schema={n: schema[n] for n in data})
+
+    def empty(self) -> pl.DataFrame:
+        return pl.DataFrame(schema=self.polars_schema)
 
 
-CONTRACTS: dict[str, Contract] = {
-    c.name: c
-    for c in [
-        _contract(
-            "documents",
-            "load_id",
-            ("doc_id",),
-            {
-                "doc_id": pl.String,
-                "dataset": pl.String,
-                "title": pl.String,
-                "company": pl.String,
-                "doc_type": pl.String,
-                "period": pl.String,
-                "sector": pl.String,
-                "language": pl.String,
-                "source_uri": pl.String,
-                "n_pages": pl.Int32,  # null when the document's file is not present
-                "content_sha256": pl.String,
-                "has_content": pl.Boolean,
-            },
-            not_null=("dataset", "doc_type", "has_content"),
-            accepted={"doc_type": DOC_TYPES},
-            ranges={"n_pages": (0, None)},
-        ),
-        _contract(
-            "pages",
-            "load_id",
-            ("doc_id", "page_number"),
-            {"doc_id": pl.String, "dataset": pl.String, "page_number": pl.Int32, "text": pl.String},
-            not_null=("dataset", "text"),
-            ranges={"page_number": (0, None)},
-        ),
-        _contract(
-            "chunks",
-            "load_id",
-            ("chunk_id",),
-            {
-                "chunk_id": pl.String,
-                "doc_id": pl.String,
-                "dataset": pl.String,
-                "chunker_id": pl.String,
-                "ordinal": pl.Int32,
-                "page_start": pl.Int32,
-                "page_end": pl.Int32,
-                "char_start": pl.Int64,
-                "char_end": pl.Int64,
-                "n_tokens": pl.Int32,
-                "text": pl.String,
-                "parent_chunk_id": pl.String,
-            },
-            not_null=("doc_id", "dataset", "chunker_id", "ordinal", "text"),
-            ranges={"ordinal": (0, None), "n_tokens": (0, None)},
-        ),
-        _contract(
-            "questions",
-            "load_id",
-            ("question_id",),
-            {
-                "question_id": pl.String,
-                "dataset": pl.String,
-                "split": pl.String,
-                "question": pl.String,
-                "reference_answers": pl.List(pl.String),
-                "task": pl.String,
-                "topic_path": pl.List(pl.String),
-                "question_type": pl.String,
-                "question_reasoning": pl.String,
-                "conversation": pl.List(TURN),
-                "source": pl.String,
-                "meta": pl.String,  # JSON object
-            },
-            not_null=("dataset", "split", "question", "source"),
-            accepted={"source": QUESTION_SOURCES},
-        ),
-        _contract(
-            "evidence",
-            "load_id",
-            ("question_id", "evidence_ordinal"),
-            {
-                "question_id": pl.String,
-                "evidence_ordinal": pl.Int32,  # FinanceBench lists the same page twice for some questions
-                "dataset": pl.String,
-                "doc_id": pl.String,
-                "page_number": pl.Int32,
-                "chunk_id": pl.String,
-                "relevance": pl.Int32,
-                "evidence_text": pl.String,
-            },
-            not_null=("dataset", "doc_id", "relevance"),
-            ranges={"page_number": (0, None)},
-        ),
-        _contract(
-            "qa_inspections",
-            "inspection_run_id",
-            ("inspection_run_id", "question_id"),
-            {
-                "inspection_run_id": pl.String,
-                "question_id": pl.String,
-                "inspector": pl.String,
-                "verdict": pl.String,
-                "score": pl.Int32,
-                "reason": pl.String,
-                # human inspection (finrag import-inspection): a verdict 'fix' carries the corrected text
-                "corrected_question": pl.String,
-                "corrected_answer": pl.String,
-                "comment": pl.String,
-            },
-            not_null=("inspector", "verdict"),
-            accepted={"verdict": VERDICTS},
-            ranges={"score": (1, 5)},
-        ),
-        _contract(
-            "retrieval_runs",
-            "run_id",
-            ("run_id",),
-            {
-                "run_id": pl.String,
-                "dataset": pl.String,
-                "retriever": pl.String,
-                "condition": pl.String,
-                "k": pl.Int32,
-                "embedder": pl.String,
-                "reranker": pl.String,
-                "chunker_id": pl.String,
-                "params": pl.String,  # JSON: the full config
-                "config_hash": pl.String,
-                "source": pl.String,  # finrag (ranked by rank) or trec (ranked by trec_eval's rule)
-            },
-            not_null=("dataset", "retriever", "condition", "config_hash", "source"),
-            accepted={"condition": CONDITIONS, "source": ("finrag", "trec")},
-        ),
-        _contract(
-            "retrieval_results",
-            "run_id",
-            ("run_id", "question_id", "rank"),
-            {
-                "run_id": pl.String,
-                "question_id": pl.String,
-                "rank": pl.Int32,
-                "chunk_id": pl.String,
-                "doc_id": pl.String,
-                "page_start": pl.Int32,
-                "page_end": pl.Int32,
-                "score": pl.Float64,
-            },
-            not_null=("doc_id",),
-            ranges={"rank": (1, None)},
-        ),
-        _contract(
-            "generation_runs",
-            "run_id",
-            ("run_id",),
-            {
-                "run_id": pl.String,
-                "dataset": pl.String,
-                "retrieval_run_id": pl.String,
-                "model": pl.String,
-                "eval_mode": pl.String,
-                "prompt_template": pl.String,
-                "params": pl.String,
-            },
-            not_null=("model",),
-        ),
-        _contract(
-            "answers",
-            "run_id",
-            ("run_id", "question_id"),
-            {
-                "run_id": pl.String,
-                "question_id": pl.String,
-                "answer": pl.String,
-                "prompt": pl.String,
-                "context_chunk_ids": pl.List(pl.String),
-                # JSON list of the passages put into the prompt, in order: [{"doc_ids": [...], "chunk_id": ...,
-                # "text": ... (answer files only; finrag runs take the text from chunks)}]
-                "passages": pl.String,
-                "prompt_tokens": pl.Int32,
-                "completion_tokens": pl.Int32,
-                "latency_ms": pl.Float64,
-                "cost_usd": pl.Float64,
-                "error": pl.String,
-            },
-        ),
-        _contract(
-            "judge_runs",
-            "judge_run_id",
-            ("judge_run_id",),
-            {
-                "judge_run_id": pl.String,
-                "answer_run_id": pl.String,
-                "judge_model": pl.String,
-                "rubric_version": pl.String,  # comma list of the rubric prompts' name@hash12, in metric order
-                "metrics": pl.String,  # comma list of the judged metrics
-                "params": pl.String,  # JSON: every parameter of the run (budgets, cuts, limit, config hash)
-            },
-            not_null=("answer_run_id", "judge_model", "rubric_version"),
-        ),
-        _contract(
-            "judgments",
-            "judge_run_id",
-            ("judge_run_id", "question_id", "metric"),
-            {
-                "judge_run_id": pl.String,
-                "question_id": pl.String,
-                "metric": pl.String,
-                "raw_score": pl.Float64,
-                "rationale": pl.String,
-                "status": pl.String,
-                "error": pl.String,
-            },
-            not_null=("status",),
-            accepted={"status": JUDGE_STATUSES},
-        ),
-        _contract(
-            "human_labels",
-            "label_set",
-            ("label_set", "answer_run_id", "question_id", "metric"),
-            {
-                "label_set": pl.String,
-                "answer_run_id": pl.String,
-                "question_id": pl.String,
-                "metric": pl.String,
-                "raw_score": pl.Float64,
-                "label": pl.String,  # the label as the source wrote it
-                "annotator": pl.String,
-            },
-        ),
-        _contract(
-            "llm_calls",
-            "batch_id",
-            # a request that failed in one job and succeeded in a later one has a row in each job's batch; the
-            # cache reads rows with error is null (python_jobs/llm.py)
-            ("request_hash", "batch_id"),
-            {
-                "request_hash": pl.String,
-                "batch_id": pl.String,
-                "model": pl.String,
-                "purpose": pl.String,
-                "request": pl.String,
-                "response": pl.String,
-                "prompt_tokens": pl.Int32,
-                "completion_tokens": pl.Int32,
-                "latency_ms": pl.Float64,
-                "cost_usd": pl.Float64,
-                "error": pl.String,
-                "attempts": pl.Int32,  # HTTP tries of this call (retries included)
-            },
-            not_null=("model", "purpose"),
-        ),
-        # one row per attempted QA instance of `finrag generate-qa` (python_jobs/qa_generation.py): ok = landed and
-        # kept by the LLM inspector, dropped = landed with split 'dropped', failed = never landed (malformed reply,
-        # unsupported answer, failed call), with the reason
-        _contract(
-            "qa_generation_attempts",
-            "generation_run_id",
-            ("generation_run_id", "attempt_id"),
-            {
-                "generation_run_id": pl.String,
-                "attempt_id": pl.String,
-                "dataset": pl.String,
-                "topic_id": pl.String,  # null when the unit's topic classification failed
-                "task": pl.String,  # null for a failed topic classification
-                "question_type": pl.String,
-                "status": pl.String,
-                "reason": pl.String,
-                "question_id": pl.String,  # set when the instance landed (ok / dropped)
-                "chunk_ids": pl.List(pl.String),
-            },
-            not_null=("dataset", "status"),
-            accepted={"status": ("ok", "failed", "dropped")},
-        ),
-    ]
-}
+def _load(path: Path = CONTRACTS_YML) -> dict[str, Contract]:
+    spec = yaml.safe_load(path.read_text())
+    named: dict[str, str] = spec.get("types") or {}
+    shared: dict[str, dict[str, Any]] = spec["shared_columns"]
+    out: dict[str, Contract] = {}
+    for table, t in spec["tables"].items():
+        raw = [({"name": c} if isinstance(c, str) else dict(c)) for c in t["columns"]]
+        names = [c["name"] for c in raw]
+        for implicit in (t["partition"], "created_at"):
+            if implicit not in names:
+                raw.append({"name": implicit})
+        required = set(t["key"]) | {t["partition"], "created_at"}
+        columns = []
+        for c in raw:
+            base = shared.get(c["name"], {})
+            if "type" not in c and not base:
+                raise ValueError(f"{path}: {table}.{c['name']} has no type and is not a shared column")
+            type_text = c.get("type", base.get("type"))
+            dtype, sql = parse_type(type_text, named)
+            columns.append(Column(
+                name=c["name"], type=type_text, dtype=dtype, sql_type=sql,
+                description=c.get("description", base.get("description", "")),
+                required=bool(c.get("required")) or c["name"] in required,
+                accepted=tuple(str(v) for v in c["accepted"]) if c.get("accepted") else None,
+                min=c.get("min"), max=c.get("max"),
+                shared="description" not in c and bool(base),
+            ))
+        refs = tuple(Reference(r["column"], r["to"], r.get("field", r["column"]), r.get("same_dataset", True))
+                     for r in t.get("references") or ())
+        out[table] = Contract(table, t["description"], t["partition"], tuple(t["key"]), tuple(columns), refs)
+    return out
+
+
+@cache
+def shared_columns() -> dict[str, Column]:
+    """The columns described once for every table that has them (each a docs block of its own in dbt)."""
+    spec = yaml.safe_load(CONTRACTS_YML.read_text())
+    named = spec.get("types") or {}
+    return {name: Column(name, c["type"], *parse_type(c["type"], named), c["description"], shared=True)
+            for name, c in spec["shared_columns"].items()}
+
+
+CONTRACTS: dict[str, Contract] = _load()
 
 
 def contract(table: str) -> Contract:

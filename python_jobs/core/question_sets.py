@@ -3,8 +3,8 @@
 Splits in the lake: ingested benchmarks land as 'test' (or their own split); generated instances (generate-qa) as
 'gen_train' / 'gen_test' when the LLM inspector kept them, 'dropped' when it (or a human) dropped them, and
 'gen_human_test' when a human accepted a test instance (docs/qa_generation.md). By default a run uses every split
-except 'dropped'; `--split gen_test,gen_human_test` picks splits by name. The splits used go into the run's params
-JSON under "splits" (a list; dbt scores the run against the qrels of those splits' questions only).
+except 'dropped'; `--split gen_test,gen_human_test` picks splits by name. The splits used land in the run's
+`question_splits` column (dbt scores the run against the qrels of those splits' questions only).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def select_splits(questions: pl.DataFrame, splits: tuple[str, ...] | None) -> pl
 
 
 def splits_param(splits: tuple[str, ...] | None, selected: pl.DataFrame) -> list[str]:
-    """What a run's params JSON records under "splits": the explicit selection, else the splits the default
+    """What a run records in question_splits: the explicit selection, else the splits the default
     selection used (so dbt judges the run against the qrels of exactly those splits: int_retrieval_runs)."""
     if splits:
         return list(splits)

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import polars as pl
 from tqdm import tqdm
 
+from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake, check_id
 from python_jobs.corpus.tokenizers import DEFAULT_TOKENIZER, LoadedTokenizer
@@ -199,12 +200,7 @@ def run_chunk(dataset: str, spec: ChunkerSpec, tok: LoadedTokenizer, lake: Lake 
             rows.extend(doc_rows)
         else:
             empty += 1
-    schema = {
-        "chunk_id": pl.String, "doc_id": pl.String, "chunker_id": pl.String, "ordinal": pl.Int32,
-        "page_start": pl.Int32, "page_end": pl.Int32, "char_start": pl.Int64, "char_end": pl.Int64,
-        "n_tokens": pl.Int32, "text": pl.String, "parent_chunk_id": pl.String,
-    }
-    frame = pl.DataFrame(rows, schema=schema).with_columns(pl.lit(dataset).alias("dataset"))
+    frame = contract("chunks").frame(rows).with_columns(pl.lit(dataset).alias("dataset"))
     lake.land_one("chunks", load_id, frame)
     parents = frame.filter(pl.col("parent_chunk_id").is_null()).height if spec.parent_child else 0
     return ChunkResult(

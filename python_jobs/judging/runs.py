@@ -32,6 +32,7 @@ from typing import Any
 import polars as pl
 
 from python_jobs.core.console import say
+from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake, check_id
 from python_jobs.judging.metrics import ANSWER_FILE_WORDS, MAX_PASSAGES, MetricSpec, load_metrics
@@ -178,7 +179,6 @@ def run_judge(home: str | None, *, answer_run_id: str, metrics: list[str] | None
     if runs.height == 0:
         raise InputError(f"no answer run {answer_run_id!r} in the lake", field="answer_run")
     run = runs.row(0, named=True)
-    run["max_words"] = json.loads(run["params"] or "{}").get("max_words")
     items = load_items(lake, run, question_ids, limit)
     if not items:
         raise InputError(f"answer run {answer_run_id!r} has no answers to judge", field="answer_run")
@@ -224,15 +224,13 @@ def run_judge(home: str | None, *, answer_run_id: str, metrics: list[str] | None
     for (qid, m, _), res in zip(calls, results, strict=True):
         verdicts[(qid, m)] = read_verdict(res, specs[m], max_tokens)
 
-    rows = [{"judge_run_id": judge_run_id, "question_id": item.question_id, "metric": m,
+    rows = [{"judge_run_id": judge_run_id, "question_id": item.question_id, "metric": m, "rubric": templates[m].ref,
              "raw_score": verdicts[(item.question_id, m)].raw_score,
              "rationale": verdicts[(item.question_id, m)].rationale,
              "status": verdicts[(item.question_id, m)].status, "error": verdicts[(item.question_id, m)].error}
             for item in items for m in metrics]
-    judgments = pl.DataFrame(rows, schema={"judge_run_id": pl.String, "question_id": pl.String, "metric": pl.String,
-                                           "raw_score": pl.Float64, "rationale": pl.String, "status": pl.String,
-                                           "error": pl.String})
-    judge_run = pl.DataFrame([{
+    judgments = contract("judgments").frame(rows)
+    judge_run = contract("judge_runs").frame([{
         "judge_run_id": judge_run_id, "answer_run_id": answer_run_id, "judge_model": llm.model,
         "rubric_version": ",".join(t.ref for t in templates.values()), "metrics": ",".join(metrics),
         "params": json.dumps({**params, "config_hash": digest}, sort_keys=True),

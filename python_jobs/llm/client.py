@@ -52,6 +52,7 @@ import polars as pl
 from tqdm import tqdm
 
 from python_jobs.core.config import PROJECT_DIR
+from python_jobs.core.contracts import contract
 from python_jobs.core.lake import Lake
 from python_jobs.llm.config import BASE_URL_ENV, MODEL_ENV, LLMConfig
 from python_jobs.llm.server import EMBEDDED_MODEL, start_embedded_server
@@ -270,10 +271,7 @@ class LLMClient:
             return
         batch_id = f"{self.job_run_id}-{self._seq:05d}"
         rows, self._pending = self._pending, []
-        schema = {"request_hash": pl.String, "model": pl.String, "purpose": pl.String, "request": pl.String,
-                  "response": pl.String, "prompt_tokens": pl.Int32, "completion_tokens": pl.Int32,
-                  "latency_ms": pl.Float64, "cost_usd": pl.Float64, "error": pl.String, "attempts": pl.Int32}
-        frame = pl.DataFrame({k: [r[k] for r in rows] for k in schema}, schema=schema)
+        frame = contract("llm_calls").frame(rows)
         self.lake.land_one("llm_calls", batch_id, frame)
         self._seq += 1
         for r in rows:

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import polars as pl
 
+from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake, check_id, now_utc
 from python_jobs.qa_generation.human_inspection import (
@@ -189,10 +190,7 @@ def import_file(home: str | None, file: str, inspection_run_id: str | None) -> I
         raise InputError("no scored rows (fill the score column, 1-5)", file=file, field="score")
     digest = hashlib.sha256(path.read_bytes()).hexdigest()[:10]
     irid = check_id(inspection_run_id or f"human-{digest}", "inspection run id")
-    frame = pl.DataFrame(out, schema={"question_id": pl.String, "inspector": pl.String, "verdict": pl.String,
-                                      "score": pl.Int32, "reason": pl.String, "corrected_question": pl.String,
-                                      "corrected_answer": pl.String, "comment": pl.String, "_file": pl.String,
-                                      "_line": pl.Int64})
+    frame = contract("qa_inspections").frame(out)
     # the verdicts that apply: every other human inspection in the lake, and this one (newest)
     now = now_utc()
     others = latest_human(lake).filter(pl.col("inspection_run_id") != irid)

@@ -66,12 +66,10 @@ def apply_human(questions: pl.DataFrame, human: pl.DataFrame) -> pl.DataFrame:
 
 
 def generated_questions(lake: Lake, dataset: str | None = None, generation_run_id: str | None = None) -> pl.DataFrame:
-    """Questions landed by generate-qa (meta carries the generation run; `finrag synth`'s are source=generated too)."""
-    qs = lake.read("questions").filter(pl.col("source") == "generated")
+    """Questions landed by generate-qa (`finrag synth`'s are source=generated too, without a generation run)."""
+    qs = lake.read("questions").filter(pl.col("generation_run_id").is_not_null())
     if dataset:
         qs = qs.filter(pl.col("dataset") == dataset)
-    qs = qs.with_columns(pl.col("meta").str.json_path_match("$.generation_run_id").alias("generation_run_id"))
-    qs = qs.filter(pl.col("generation_run_id").is_not_null())
     if generation_run_id:
         qs = qs.filter(pl.col("generation_run_id") == generation_run_id)
     return qs

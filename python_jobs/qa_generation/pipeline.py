@@ -29,7 +29,7 @@ from typing import Any
 import polars as pl
 
 from python_jobs.core.console import say
-from python_jobs.core.contracts import TURN
+from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake, check_id
 from python_jobs.llm.client import ChatRequest, LLMClient
@@ -310,8 +310,8 @@ def build_frames(run_id: str, dataset: str, attempts: list[Attempt], settings: d
             "question_reasoning": {"multi_hop_calc": "Numerical reasoning", "multi_hop_chain": "Entity chain",
                                    "contrast": "Comparison", "long_form": "Explanation",
                                    "conversational": "Dialogue", "extractive": "Information extraction"}[a.kind or ""],
-            "conversation": gen.conversation, "source": "generated", "meta": json.dumps(meta, sort_keys=True,
-                                                                                        ensure_ascii=False)})
+            "conversation": gen.conversation, "source": "generated", "generation_run_id": run_id,
+            "meta": json.dumps(meta, sort_keys=True, ensure_ascii=False)})
         ordinal = 0
         for u in a.units:
             pages = [None] if u.page_start is None else list(range(u.page_start, (u.page_end or u.page_start) + 1))
@@ -322,20 +322,10 @@ def build_frames(run_id: str, dataset: str, attempts: list[Attempt], settings: d
                 ordinal += 1
         inspections.append({"question_id": a.question_id, "inspector": f"llm:{model}", "verdict": a.verdict.verdict,
                             "score": a.verdict.score, "reason": a.verdict.reason or None})
-    qschema = {"question_id": pl.String, "dataset": pl.String, "split": pl.String, "question": pl.String,
-               "reference_answers": pl.List(pl.String), "task": pl.String, "topic_path": pl.List(pl.String),
-               "question_type": pl.String, "question_reasoning": pl.String, "conversation": pl.List(TURN),
-               "source": pl.String, "meta": pl.String}
-    qframe = apply_human(pl.DataFrame(questions, schema=qschema), latest_human(lake))
-    eframe = pl.DataFrame(evidence, schema={"question_id": pl.String, "evidence_ordinal": pl.Int32,
-                                            "dataset": pl.String, "doc_id": pl.String, "page_number": pl.Int32,
-                                            "chunk_id": pl.String, "relevance": pl.Int32, "evidence_text": pl.String})
-    iframe = pl.DataFrame(inspections, schema={"question_id": pl.String, "inspector": pl.String, "verdict": pl.String,
-                                               "score": pl.Int32, "reason": pl.String})
-    aframe = pl.DataFrame(rows, schema={"attempt_id": pl.String, "dataset": pl.String, "topic_id": pl.String,
-                                        "task": pl.String, "question_type": pl.String, "status": pl.String,
-                                        "reason": pl.String, "question_id": pl.String,
-                                        "chunk_ids": pl.List(pl.String)})
+    qframe = apply_human(contract("questions").frame(questions), latest_human(lake))
+    eframe = contract("evidence").frame(evidence)
+    iframe = contract("qa_inspections").frame(inspections)
+    aframe = contract("qa_generation_attempts").frame(rows)
     return [("questions", run_id, qframe), ("evidence", run_id, eframe), ("qa_inspections", run_id, iframe),
             ("qa_generation_attempts", run_id, aframe)]
 

@@ -16,8 +16,10 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from python_jobs.core.contracts import CONDITIONS
+from python_jobs.core.contracts import contract
 from python_jobs.corpus.vectors import in_list, sql_str
+
+CONDITIONS = contract("retrieval_runs").column("condition").accepted  # full, oracle_doc, oracle_page
 
 
 @dataclass(frozen=True)

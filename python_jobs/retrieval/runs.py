@@ -26,14 +26,14 @@ from dataclasses import asdict
 import polars as pl
 from tqdm import tqdm
 
-from python_jobs.core.contracts import CONDITIONS
+from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake, check_id
 from python_jobs.core.question_sets import select_splits, splits_param
 from python_jobs.corpus.encoders import DEFAULT_EMBEDDER, resolve
 from python_jobs.llm.config import LLMConfig
 from python_jobs.retrieval import RETRIEVERS, Context, Query, RetrieverConfig, build, default_top_n, stage_names
-from python_jobs.retrieval.conditions import restrictions
+from python_jobs.retrieval.conditions import CONDITIONS, restrictions
 from python_jobs.retrieval.hyde import LLM_RETRIEVERS, Rewriter
 
 VERSIONED = ("lancedb", "bm25s", "sentence-transformers", "transformers", "torch", "numpy", "polars", "FlagEmbedding")
@@ -69,12 +69,15 @@ def normalise(cfg: RetrieverConfig, k: int) -> RetrieverConfig:
     )
 
 
-def config_hash(dataset: str, chunker_id: str, condition: str, k: int, cfg: RetrieverConfig,
-                llm: dict[str, object] | None = None) -> str:
+def config_hash(dataset: str, chunker_id: str, condition: str | None, k: int, cfg: RetrieverConfig,
+                llm: dict[str, object] | None = None, splits: tuple[str, ...] | None = None) -> str:
     # `llm` only for the LLM retrievers, so the hashes (and run ids) of every other config stay as they were
     blob = json.dumps({"dataset": dataset, "chunker_id": chunker_id, "condition": condition, "k": k, **asdict(cfg),
                        **({"llm": llm} if llm else {})}, sort_keys=True)
-    return hashlib.sha256(blob.encode()).hexdigest()
+    digest = hashlib.sha256(blob.encode()).hexdigest()
+    if splits:  # an explicit --split selection is another run (the default keeps the run ids as they were)
+        digest = hashlib.sha256(f"{digest}|splits={','.join(splits)}".encode()).hexdigest()
+    return digest
 
 
 def default_run_id(dataset: str, condition: str, cfg: RetrieverConfig, digest: str) -> str:
@@ -117,9 +120,9 @@ def _run(lake: Lake, dataset: str, retriever: str, k: int, condition: str, chunk
          rewriter: Rewriter | None, run_id: str | None, batch_size: int, progress: bool,
          splits: tuple[str, ...] | None = None) -> dict[str, object]:
     llm = rewriter.settings() if rewriter else None
-    digest = config_hash(dataset, chunker_id, condition, k, cfg, llm)
-    if splits:  # an explicit --split selection is another run (the default keeps the run ids as they were)
-        digest = hashlib.sha256(f"{digest}|splits={','.join(splits)}".encode()).hexdigest()
+    digest = config_hash(dataset, chunker_id, condition, k, cfg, llm, splits)
+    # the same config under every condition: a full run and its oracle counterparts share it (mart_oracle_gap)
+    config_id = config_hash(dataset, chunker_id, None, k, cfg, llm, splits)
     run_id = check_id(run_id or default_run_id(dataset, condition, cfg, digest), "run id")
 
     questions = lake.read("questions", where={"dataset": dataset}).sort("question_id")
@@ -150,16 +153,14 @@ def _run(lake: Lake, dataset: str, retriever: str, k: int, condition: str, chunk
             bar.update(len(batch))
     seconds = time.perf_counter() - t0
 
-    rows = [
-        {"question_id": q.question_id, "rank": r, "chunk_id": h.chunk_id, "score": h.score}
-        for q, qh in zip(queries, hits)
-        for r, h in enumerate(qh[:k], start=1)
-    ]
+    ranked = [(q.question_id, r, h.chunk_id, h.score) for q, qh in zip(queries, hits, strict=True)
+              for r, h in enumerate(qh[:k], start=1)]
+    qids, ranks, chunk_ids, scores = (list(x) for x in zip(*ranked, strict=True)) if ranked else ([], [], [], [])
     meta = chunks.select("chunk_id", "doc_id", "page_start", "page_end")
     results = (
-        pl.DataFrame(rows, schema={"question_id": pl.String, "rank": pl.Int32, "chunk_id": pl.String, "score": pl.Float64})
+        contract("retrieval_results").frame(question_id=qids, rank=ranks, chunk_id=chunk_ids, score=scores)
         .join(meta, on="chunk_id", how="left")
-        .with_columns(pl.lit(run_id).alias("run_id"))
+        .with_columns(pl.lit(run_id).alias("run_id"), pl.lit(dataset).alias("dataset"))
         .sort("question_id", "rank")
     )
     params = {
@@ -171,13 +172,12 @@ def _run(lake: Lake, dataset: str, retriever: str, k: int, condition: str, chunk
         "queries_per_s": round(len(queries) / seconds, 2) if seconds > 0 else None, "versions": package_versions(),
         **({"llm": llm, **rewriter.stats()} if rewriter else {}),
     }
-    run = pl.DataFrame(
-        [{
-            "run_id": run_id, "dataset": dataset, "retriever": retriever, "condition": condition, "k": k,
-            "embedder": cfg.embedder, "reranker": cfg.reranker, "chunker_id": chunker_id,
-            "params": json.dumps(params, sort_keys=True), "config_hash": digest, "source": "finrag",
-        }]
-    )
+    run = contract("retrieval_runs").frame([{
+        "run_id": run_id, "dataset": dataset, "retriever": retriever, "condition": condition, "k": k,
+        "embedder": cfg.embedder, "reranker": cfg.reranker, "chunker_id": chunker_id,
+        "params": json.dumps(params, sort_keys=True), "config_hash": digest, "config_id": config_id,
+        "question_splits": params["splits"], "source": "finrag",
+    }])
     lake.land([("retrieval_runs", run_id, run), ("retrieval_results", run_id, results)])
     return {"run_id": run_id, "questions": len(queries), "skipped": params["n_skipped"], "rows": results.height,
             "seconds": params["seconds"], "queries_per_s": params["queries_per_s"]}

@@ -17,6 +17,7 @@ from typing import Any
 import polars as pl
 
 from python_jobs.core.config import PROJECT_DIR
+from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake, check_id
 from python_jobs.judging.metrics import ANSWER_FILE_WORDS, MAX_PASSAGES
@@ -96,15 +97,13 @@ def import_answer_file(lake: Lake, path: Path, run_id: str | None, dataset: str,
                                     for p in r["passages"]], ensure_ascii=False),
             "error": None, "_file": str(path), "_line": line,
         })
-    answers = pl.DataFrame(rows, schema={"run_id": pl.String, "question_id": pl.String, "answer": pl.String,
-                                         "prompt": pl.String, "context_chunk_ids": pl.List(pl.String),
-                                         "passages": pl.String, "error": pl.String, "_file": pl.String,
-                                         "_line": pl.Int64})
+    answers = contract("answers").frame(rows)
     params = {"source": "answer_file", "file": path.name, "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
               "max_words": ANSWER_FILE_WORDS, "max_passages": MAX_PASSAGES}
-    run = pl.DataFrame([{"run_id": run_id, "dataset": dataset, "retrieval_run_id": retrieval_run_id, "model": model,
-                         "eval_mode": "answer_file", "prompt_template": None,
-                         "params": json.dumps(params, sort_keys=True)}])
+    run = contract("generation_runs").frame([{
+        "run_id": run_id, "dataset": dataset, "retrieval_run_id": retrieval_run_id, "model": model,
+        "eval_mode": "answer_file", "prompt_template": None, "max_words": ANSWER_FILE_WORDS,
+        "params": json.dumps(params, sort_keys=True)}])
     lake.land([("generation_runs", run_id, run), ("answers", run_id, answers)])
     return run_id, answers.height
 
@@ -115,7 +114,7 @@ def export_answer_file(lake: Lake, run_id: str, out_name: str = "<stdout>") -> l
     if runs.height == 0:
         raise InputError(f"no answer run {run_id!r} in the lake", field="run_id")
     run = runs.row(0, named=True)
-    max_words = json.loads(run["params"] or "{}").get("max_words")
+    max_words = run["max_words"]
     answers = lake.read_partition("answers", run_id).filter(pl.col("error").is_null() & pl.col("answer").is_not_null())
     questions = lake.read("questions", columns=["question_id", "question"])
     qtext = dict(zip(questions["question_id"], questions["question"], strict=True))

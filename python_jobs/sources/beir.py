@@ -11,9 +11,10 @@ from pathlib import Path
 from pydantic import Field, StrictStr
 
 from python_jobs.core.console import say
+from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake, check_id
-from python_jobs.sources.landing import CORPUS_CHUNKER, check_duplicates, frame, land
+from python_jobs.sources.landing import CORPUS_CHUNKER, check_duplicates, land
 from python_jobs.sources.lines import _Record, read_delimited, read_jsonl
 
 
@@ -93,7 +94,7 @@ def ingest_beir(lake: Lake, src: Path, dataset: str) -> None:
             "evidence_text": None, "_file": str(qrels_path), "_line": line,
         })
         ordinal[r.query_id] += 1
-    frames = [("questions", dataset, frame("questions", q_rows)), ("evidence", dataset, frame("evidence", ev_rows))]
+    frames = [("questions", dataset, contract("questions").frame(q_rows)), ("evidence", dataset, contract("evidence").frame(ev_rows))]
     if corpus is not None:
         doc_rows, chunk_rows = [], []
         for line, d in corpus:
@@ -111,8 +112,8 @@ def ingest_beir(lake: Lake, src: Path, dataset: str) -> None:
                 "n_tokens": len(d.text.split()), "text": d.text, "parent_chunk_id": None,
                 "_file": str(corpus_path), "_line": line,
             })
-        frames += [("documents", dataset, frame("documents", doc_rows)),
-                   ("chunks", f"{dataset}.{CORPUS_CHUNKER}", frame("chunks", chunk_rows))]
+        frames += [("documents", dataset, contract("documents").frame(doc_rows)),
+                   ("chunks", f"{dataset}.{CORPUS_CHUNKER}", contract("chunks").frame(chunk_rows))]
     else:
         say(f"no corpus.jsonl in {src}: questions and qrels only (a qrels-only dataset)")
     if not qrels:

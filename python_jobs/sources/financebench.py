@@ -15,9 +15,10 @@ from pydantic import Field, StrictFloat, StrictInt, StrictStr
 
 from python_jobs.core.config import PROJECT_DIR
 from python_jobs.core.console import say
+from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake, check_id
-from python_jobs.sources.landing import check_duplicates, existing_ids, file_sha256, frame, land
+from python_jobs.sources.landing import check_duplicates, existing_ids, file_sha256, land
 from python_jobs.sources.lines import _Record, read_jsonl
 
 
@@ -182,12 +183,12 @@ def ingest_financebench(lake: Lake, questions_path: Path, documents_path: Path, 
                 "_file": qfile, "_line": line,
             })
     frames = [
-        ("documents", dataset, frame("documents", doc_rows)),
-        ("questions", dataset, frame("questions", q_rows)),
-        ("evidence", dataset, frame("evidence", ev_rows)),
+        ("documents", dataset, contract("documents").frame(doc_rows)),
+        ("questions", dataset, contract("questions").frame(q_rows)),
+        ("evidence", dataset, contract("evidence").frame(ev_rows)),
     ]
     if page_rows:
-        frames.append(("pages", dataset, frame("pages", page_rows)))
+        frames.append(("pages", dataset, contract("pages").frame(page_rows)))
     land(lake, frames)
     if not page_rows and lake.drop_partition("pages", dataset):
         say(f"dropped the pages of an earlier {dataset} load (no PDFs in this one)")
@@ -246,7 +247,7 @@ def ingest_financebench_answers(lake: Lake, paths: tuple[Path, ...], label_set: 
     # a label set is one partition: keep its labels of runs not in this load, replace those of runs that are
     loaded = {r["run_id"] for r in run_rows}
     kept = lake.read_partition("human_labels", label_set).filter(~pl.col("answer_run_id").is_in(list(loaded)))
-    labels = frame("human_labels", label_rows)
+    labels = contract("human_labels").frame(label_rows)
     if kept.height:
         labels = pl.concat([kept.drop("created_at").with_columns(pl.lit(None, pl.String).alias("_file"),
                                                                  pl.lit(None, pl.Int64).alias("_line")),
@@ -254,8 +255,8 @@ def ingest_financebench_answers(lake: Lake, paths: tuple[Path, ...], label_set: 
     frames = []
     for run in run_rows:
         rid = run["run_id"]
-        frames.append(("generation_runs", rid, frame("generation_runs", [run])))
-        frames.append(("answers", rid, frame("answers", [a for a in answer_rows if a["run_id"] == rid])))
+        frames.append(("generation_runs", rid, contract("generation_runs").frame([run])))
+        frames.append(("answers", rid, contract("answers").frame([a for a in answer_rows if a["run_id"] == rid])))
     frames.append(("human_labels", label_set, labels))
     land(lake, frames)
     say(f"{len(run_rows)} answer runs, {len(answer_rows)} answers, {len(label_rows)} labels into {label_set!r}")

@@ -23,6 +23,7 @@ from pathlib import Path
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr
 
+from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake
 from python_jobs.judging.metrics import load_metrics
@@ -73,7 +74,4 @@ def read_labels(lake: Lake, path: Path, label_set: str) -> pl.DataFrame:
                     "metric": r.metric, "raw_score": checked.raw_score,
                     "label": r.label if r.label is not None else (str(r.score) if isinstance(r.score, str) else None),
                     "annotator": r.annotator, "_file": file, "_line": line})
-    schema = {"label_set": pl.String, "answer_run_id": pl.String, "question_id": pl.String, "metric": pl.String,
-              "raw_score": pl.Float64, "label": pl.String, "annotator": pl.String, "_file": pl.String,
-              "_line": pl.Int64}
-    return pl.DataFrame({k: [r[k] for r in out] for k in schema}, schema=schema)
+    return contract("human_labels").frame(out)

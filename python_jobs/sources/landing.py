@@ -14,20 +14,11 @@ from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake
 
-ORIGIN = {"_file": pl.String, "_line": pl.Int64}
 CORPUS_CHUNKER = "corpus"  # chunker_id of BEIR corpus entries: each entry is one chunk of its own document
 
 
 
 
-def frame(table: str, rows: list[dict[str, object]], origin: bool = True) -> pl.DataFrame:
-    """Rows → a frame typed by the table's contract (plus the _file/_line origin columns)."""
-    schema = {k: v for k, v in contract(table).schema.items() if k not in ("created_at",)}
-    if origin:
-        schema = {**schema, **ORIGIN}
-    cols = set().union(*(r.keys() for r in rows)) if rows else set()
-    schema = {k: v for k, v in schema.items() if k in cols}
-    return pl.DataFrame({k: [r.get(k) for r in rows] for k in schema}, schema=schema)
 
 
 def file_sha256(path: Path) -> str:

@@ -9,9 +9,10 @@ from pathlib import Path
 from pydantic import Field
 
 from python_jobs.core.console import say
+from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake, check_id
-from python_jobs.sources.landing import check_duplicates, existing_ids, file_sha256, frame, land
+from python_jobs.sources.landing import check_duplicates, existing_ids, file_sha256, land
 from python_jobs.sources.lines import _Record, read_delimited
 
 
@@ -61,7 +62,7 @@ def ingest_trec_qrels(lake: Lake, path: Path, dataset: str) -> None:
             "_file": str(path), "_line": line,
         })
         ordinal[r.topic] += 1
-    land(lake, [("evidence", dataset, frame("evidence", ev_rows))])
+    land(lake, [("evidence", dataset, contract("evidence").frame(ev_rows))])
 
 
 def ingest_trec_run(lake: Lake, path: Path, dataset: str, run_id: str, fmt: str, only_known_questions: bool) -> None:
@@ -133,7 +134,8 @@ def ingest_trec_run(lake: Lake, path: Path, dataset: str, run_id: str, fmt: str,
         if docno in chunks and docno not in (known_docs or ()):
             doc_id, _chunker, page_start, page_end = chunks[docno]
         res_rows.append({
-            "run_id": run_id, "question_id": topic, "rank": rank[topic], "chunk_id": docno, "doc_id": doc_id,
+            "run_id": run_id, "question_id": topic, "dataset": dataset, "rank": rank[topic], "chunk_id": docno,
+            "doc_id": doc_id,
             "page_start": page_start, "page_end": page_end, "score": score, "_file": file, "_line": line,
         })
     sha = file_sha256(path)
@@ -148,8 +150,9 @@ def ingest_trec_run(lake: Lake, path: Path, dataset: str, run_id: str, fmt: str,
         "run_id": run_id, "dataset": dataset, "retriever": retriever, "condition": "full", "k": max(rank.values()),
         "embedder": None, "reranker": None, "chunker_id": next(iter(chunkers), None),
         "params": json.dumps(params, sort_keys=True),
-        "config_hash": sha, "source": "trec",
+        # an imported run has one condition (full): its config identity is the file's content
+        "config_hash": sha, "config_id": sha, "source": "trec",
     }
-    land(lake, [("retrieval_runs", run_id, frame("retrieval_runs", [run_row], origin=False)),
-                ("retrieval_results", run_id, frame("retrieval_results", res_rows))])
+    land(lake, [("retrieval_runs", run_id, contract("retrieval_runs").frame([run_row])),
+                ("retrieval_results", run_id, contract("retrieval_results").frame(res_rows))])
     say(f"run {run_id}: {len(rank)} questions, {len(res_rows)} results, k={run_row['k']}")

@@ -1,5 +1,6 @@
 -- Every answer of every answer run (our own runs, imported answer files, FinanceBench's labelled runs) with the
--- text that is scored: cut to its first N words when the run's params ask for it (max_words; answer-file runs: 300).
+-- text that is scored: cut to its first N words when the run asks for it (generation_runs.max_words; answer-file runs
+-- 300).
 -- The cut is the python function first_words (python_jobs/text_metrics.py), registered by the dbt-duckdb plugin.
 
 with answers as (
@@ -17,7 +18,7 @@ runs as (
         model,
         eval_mode,
         prompt_template,
-        try_cast(json_extract_string(params, '$.max_words') as integer) as max_words
+        max_words
     from {{ ref('stg_lake__generation_runs') }}
 
 ),

@@ -1,7 +1,7 @@
 -- Every retrieval run with how it is ranked and a version of everything its scores depend on: the incremental
 -- retrieval models recompute a run when its version changes (the run re-landed, or its dataset's qrels, its
 -- chunker's chunks, or the question / document attributes it is sliced by were re-loaded, or var retrieval_ks
--- changed). A run that asked for some splits of its dataset (params.splits, e.g. a generated test set) is judged
+-- changed). A run that asked for some splits of its dataset (question_splits, e.g. a generated test set) is judged
 -- against the qrels of those splits only, so its version also follows the questions' loads.
 
 with runs as (
@@ -65,12 +65,13 @@ versioned as (
         runs.chunker_id,
         runs.params,
         runs.config_hash,
+        runs.config_id,
         runs.source,
         -- imported TREC runs are ranked by trec_eval's rule (score desc, doc id desc), ours by their rank column
         runs.source = 'trec' as ranks_by_score,
         runs.created_at as run_created_at,
         -- null = every question of the dataset
-        cast(json_extract(runs.params, '$.splits') as varchar[]) as question_splits,
+        runs.question_splits,
         concat_ws(
             '|',
             'ks={{ var("retrieval_ks") | join(",") }}',
@@ -79,7 +80,7 @@ versioned as (
             coalesce(cast(evidence_loads.evidence_loaded_at as varchar), '-'),
             cast(coalesce(chunk_loads.n_chunks, 0) as varchar),
             coalesce(cast(chunk_loads.chunks_loaded_at as varchar), '-'),
-            case when json_extract(runs.params, '$.splits') is not null then
+            case when runs.question_splits is not null then
                 cast(coalesce(question_loads.n_questions, 0) as varchar) || '@'
                 || coalesce(cast(question_loads.questions_loaded_at as varchar), '-')
             end
@@ -112,6 +113,7 @@ final as (
         chunker_id,
         params,
         config_hash,
+        config_id,
         source,
         ranks_by_score,
         run_created_at,

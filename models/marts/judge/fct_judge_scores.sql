@@ -11,7 +11,7 @@ with judgments as (
 
 judge_runs as (
 
-    select judge_run_id, answer_run_id, judge_model, rubric_version, params from {{ ref('stg_lake__judge_runs') }}
+    select judge_run_id, answer_run_id, judge_model, rubric_version from {{ ref('stg_lake__judge_runs') }}
 
 ),
 
@@ -41,8 +41,7 @@ final as (
         judge_runs.judge_model,
         judge_runs.rubric_version,
         -- this metric's own rubric (name@hash12), so runs judging different metric sets compare per metric
-        coalesce(json_extract_string(judge_runs.params, '$.rubrics.' || judgments.metric),
-                 judge_runs.rubric_version) as rubric,
+        judgments.rubric,
         judgments.question_id,
         answer_runs.dataset,
         judgments.metric,

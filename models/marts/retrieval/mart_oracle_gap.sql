@@ -1,6 +1,6 @@
 -- A full-corpus run beside its Oracle-Doc / Oracle-Page counterparts (the retrieval-gap study's conditions): the
--- same retriever config (dataset, retriever, embedder, reranker, chunker, k) with condition oracle_doc /
--- oracle_page; the newest counterpart when there are several. One row per full run x granularity x metric x k
+-- runs with the same config_id (the whole retriever config but the condition, landed by `finrag retrieve`) and
+-- condition oracle_doc / oracle_page; the newest counterpart when there are several. One row per full run x granularity x metric x k
 -- with each run's mean and the gaps (oracle mean - full mean). Rebuilt in full: it reads only the leaderboard.
 
 with runs as (
@@ -35,12 +35,7 @@ oracle_candidates as (
     from full_runs
     inner join runs as oracle_runs
         on oracle_runs.condition in ('oracle_doc', 'oracle_page')
-        and oracle_runs.dataset = full_runs.dataset
-        and oracle_runs.retriever = full_runs.retriever
-        and oracle_runs.embedder is not distinct from full_runs.embedder
-        and oracle_runs.reranker is not distinct from full_runs.reranker
-        and oracle_runs.chunker_id is not distinct from full_runs.chunker_id
-        and oracle_runs.run_k is not distinct from full_runs.run_k
+        and oracle_runs.config_id = full_runs.config_id
 
 ),
 
