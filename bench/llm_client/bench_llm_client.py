@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/llm_client/bench_llm_client.py [--latency 0.2] [--concurrency 1 8 32]
 
-The server (tests/fake_llm_server.py) runs as its own process and sleeps `latency` seconds per request, so the ideal
+The server (tests/support/fake_llm.py) runs as its own process and sleeps `latency` seconds per request, so the ideal
 throughput at concurrency c is c / latency requests per second. Each level sends fresh (uncached) requests through
 the full client path: cache lookup, openai AsyncOpenAI, tenacity, ledger landing into a temporary lake. Reported:
 requests/s and the fraction of the ideal.
@@ -35,7 +35,7 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32])
     ap.add_argument("--seconds", type=float, default=4.0, help="Ideal duration of each level (sets the request count).")
     args = ap.parse_args()
-    server = subprocess.Popen([sys.executable, str(ROOT / "tests" / "fake_llm_server.py"), "--port", "0",
+    server = subprocess.Popen([sys.executable, str(ROOT / "tests" / "support" / "fake_llm.py"), "--port", "0",
                                "--latency", str(args.latency)], stdout=subprocess.PIPE, text=True)
     try:
         port = int(server.stdout.readline().split()[1])  # type: ignore[union-attr]

@@ -1,0 +1,187 @@
+"""Each dashboard page under Streamlit's AppTest: it runs without an exception, shows the known run ids, and the
+numbers it shows are the published marts' values (read here straight from the Parquet exports)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+from streamlit.testing.v1 import AppTest
+from support.dashboard_home import DashHome
+from support.paths import PROJECT
+
+PAGES_DIR = PROJECT / "dashboards" / "views"
+
+
+def fmt(value: float) -> str:
+    return f"{value:.4f}"
+
+
+def mart(home: Path, name: str) -> pl.DataFrame:
+    return pl.read_parquet(home / "exports" / "marts" / f"{name}.parquet")
+
+
+def run_page(home: Path, page: str, monkeypatch: pytest.MonkeyPatch) -> AppTest:
+    monkeypatch.setenv("FINRAG_HOME", str(home))
+    at = AppTest.from_file(str(PAGES_DIR / f"{page}.py"), default_timeout=60).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def table(at: AppTest, i: int) -> list[dict]:
+    return at.table[i].value.to_dict("records")
+
+
+def row_of(rows: list[dict], **match: str) -> dict:
+    found = [r for r in rows if all(r[k] == v for k, v in match.items())]
+    assert len(found) == 1, (match, rows)
+    return found[0]
+
+
+def test_leaderboard(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
+    at = run_page(dash.home, "leaderboard", monkeypatch)
+    assert [t.value for t in at.title] == ["Leaderboard"]
+    retrieval = mart(dash.home, "mart_retrieval_leaderboard").filter(pl.col("k") == 5)
+    bm25 = row_of(table(at, 0), run_id=dash.facts["bm25"])
+    for metric, granularity in [("doc_rec", "doc"), ("page_rec", "page"), ("ndcg", "page"), ("map", "page")]:
+        expected = retrieval.filter((pl.col("run_id") == dash.facts["bm25"]) & (pl.col("metric") == metric)
+                                    & (pl.col("granularity") == granularity))["mean"].item()
+        assert bm25[metric] == fmt(expected)
+    generation = mart(dash.home, "mart_generation_leaderboard")
+    rag = row_of(table(at, 1), run_id=dash.facts["rag"])
+    assert rag["exact_match"] == fmt(generation.filter((pl.col("run_id") == dash.facts["rag"])
+                                                       & (pl.col("metric") == "exact_match"))["mean"].item())
+    judged = mart(dash.home, "mart_judge_leaderboard").row(0, named=True)
+    judge = row_of(table(at, 2), judge_run_id=dash.facts["judge"])
+    assert judge["correctness"] == fmt(judged["mean"]) and judge["n_ok"] == "30"
+    # the dataset filter: financebench only leaves no retrieval run, and only its answer runs
+    at.multiselect(key="datasets").set_value(["financebench"]).run()
+    assert not at.exception
+    assert {r["run_id"] for r in table(at, 0)} == set(dash.facts["fb_runs"])  # generation is now the first table
+    assert any("no retrieval run" in i.value for i in at.info)
+
+
+def test_heatmap(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
+    if not any(PROJECT.glob("models/**/mart_topic_task_matrix.sql")):
+        pytest.skip("mart_topic_task_matrix is not in models/ yet")
+    at = run_page(dash.home, "heatmap", monkeypatch)
+    at.selectbox(key="run").set_value(dash.facts["rag"]).run()
+    at.selectbox(key="metric").set_value("exact_match").run()
+    at.selectbox(key="level").set_value(2).run()
+    assert not at.exception
+    cells = mart(dash.home, "mart_topic_task_matrix").filter(
+        (pl.col("run_id") == dash.facts["rag"]) & (pl.col("metric") == "exact_match") & (pl.col("topic_level") == 2))
+    rows = table(at, 0)
+    assert {r["topic_label"] for r in rows} == set(cells["topic_en"])
+    for cell in cells.iter_rows(named=True):
+        assert row_of(rows, topic_label=cell["topic_en"])[cell["task"]] == fmt(cell["mean"])
+    assert len(at.get("vega_lite_chart")) == 1
+
+
+def test_slices(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
+    at = run_page(dash.home, "slices", monkeypatch)
+    bm25 = dash.facts["bm25"]
+    assert at.selectbox(key="run").value == bm25  # the first full-corpus run by default
+    at.selectbox(key="dimension").set_value("question_type").run()
+    gap = mart(dash.home, "mart_oracle_gap").filter((pl.col("run_id") == bm25) & (pl.col("k") == 5))
+    page_gap = gap.filter(pl.col("metric") == "page_rec").row(0, named=True)
+    assert page_gap["oracle_page_run_id"] == dash.facts["oracle"]
+    shown = {m.label: m.value for m in at.metric}
+    assert shown["PageRec@5 (this run)"] == fmt(page_gap["mean"])
+    assert shown["PageRec@5 Oracle-Page"] == fmt(page_gap["oracle_page_mean"])
+    slices = mart(dash.home, "mart_retrieval_by_slice").filter(
+        (pl.col("dimension") == "question_type") & (pl.col("k") == 5) & (pl.col("metric") == "page_rec"))
+    page_rows = table(at, 1)  # DocRec first, then PageRec
+    for s in slices.filter(pl.col("run_id") == bm25).iter_rows(named=True):
+        row = row_of(page_rows, value=s["dimension_value"])
+        oracle = slices.filter((pl.col("run_id") == dash.facts["oracle"])
+                               & (pl.col("dimension_value") == s["dimension_value"]))["mean"].item()
+        assert (row["mean"], row["oracle_page_mean"], row["oracle_doc_mean"]) == (fmt(s["mean"]), fmt(oracle), "—")
+    # answer runs
+    at.radio(key="kind").set_value("Generation").run()
+    at.selectbox(key="answer_run").set_value(dash.facts["rag"]).run()
+    at.selectbox(key="answer_dimension").set_value("question_type").run()
+    at.selectbox(key="answer_metric").set_value("exact_match").run()
+    assert not at.exception
+    expected = mart(dash.home, "mart_generation_by_slice").filter(
+        (pl.col("run_id") == dash.facts["rag"]) & (pl.col("dimension") == "question_type")
+        & (pl.col("metric") == "exact_match"))
+    rows = table(at, 0)
+    assert len(rows) == expected.height
+    for e in expected.iter_rows(named=True):
+        assert row_of(rows, value=e["value"])["mean"] == fmt(e["mean"])
+
+
+def test_run_vs_run(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
+    if not any(PROJECT.glob("models/**/fct_question_metric_scores.sql")):
+        pytest.skip("fct_question_metric_scores is not in models/ yet")
+    at = run_page(dash.home, "run_vs_run", monkeypatch)
+    at.selectbox(key="run_a").set_value(dash.facts["closed"]).run()
+    at.selectbox(key="run_b").set_value(dash.facts["rag"]).run()
+    at.selectbox(key="metric").set_value("exact_match").run()
+    assert not at.exception
+    flipped = table(at, 0)
+    assert [r["question_id"] for r in flipped] == [dash.facts["flip_question"]]
+    assert (flipped[0]["value_a"], flipped[0]["value_b"], flipped[0]["passes_in"]) == ("0.0000", "1.0000", "b only")
+    shown = {m.label: m.value for m in at.metric}
+    scores = mart(dash.home, "fct_question_metric_scores").filter(pl.col("metric") == "exact_match")
+    assert shown["Mean B (exact_match)"] == fmt(scores.filter(pl.col("run_id") == dash.facts["rag"])["value"].mean())
+    assert shown["Pass in B only"] == "1" and shown["Pass in A only"] == "0"
+
+
+def test_judge_agreement(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
+    at = run_page(dash.home, "judge_agreement", monkeypatch)
+    assert at.selectbox(key="judge_run").value == dash.facts["judge"]
+    agreement = mart(dash.home, "mart_judge_agreement").filter(pl.col("judge_run_id") == dash.facts["judge"])
+    row = agreement.row(0, named=True)
+    shown = {m.label: m.value for m in at.metric}
+    assert shown["Accuracy"] == fmt(row["accuracy"]) and shown["Cohen's kappa"] == fmt(row["kappa"])
+    assert shown["Questions labelled by both"] == str(row["n"]) == "30"
+    # the confusion matrix: the mart's counts, judge class x human class
+    confusion = mart(dash.home, "mart_judge_confusion").filter(pl.col("judge_run_id") == dash.facts["judge"])
+    matrix = table(at, 1)
+    for c in confusion.iter_rows(named=True):
+        assert row_of(matrix, **{"judge \\ human": c["judge_class"]})[c["human_class"]] == str(c["n"])
+    # the scripted judge said -1 (incorrect) 10 times and 2 (correct) 20 times
+    sums = dict(confusion.group_by("judge_class").agg(pl.col("n").sum()).rows())
+    assert (sums["incorrect"], sums["correct"]) == (10, 20)
+
+
+def test_drilldown(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
+    at = run_page(dash.home, "drilldown", monkeypatch)
+    qid = dash.facts["flip_question"]
+    at.selectbox(key="dataset").set_value("demo_synthetic").run()
+    at.selectbox(key="question").set_value(qid).run()
+    assert not at.exception
+    question = mart(dash.home, "dim_questions").filter(pl.col("question_id") == qid).row(0, named=True)
+    assert at.subheader[0].value == question["question"]
+    gold = mart(dash.home, "fct_evidence").filter(pl.col("question_id") == qid)
+    evidence = table(at, 0)
+    assert [(r["doc_id"], r["page_number"]) for r in evidence] == \
+        [(d, str(p)) for d, p in zip(gold["doc_id"], gold["page_number"], strict=True)]
+    # one table per retrieval run, hits marked; the rag answer is the gold answer
+    headers = [s.value for s in at.subheader[1:]]
+    assert any(h.startswith(dash.facts["bm25"]) for h in headers)
+    assert any(h.startswith(dash.facts["oracle"]) for h in headers)
+    marks = [r["hit"] for i in (1, 2) for r in table(at, i)]
+    assert "✓ hit" in marks and set(marks) <= {"✓ hit", "✗ miss"}
+    answers = table(at, 3)
+    rag = row_of(answers, run_id=dash.facts["rag"])
+    assert rag["answer"] == question["reference_answers"][0] and rag["exact_match"] == "1.0000"
+
+
+def test_app_navigates_every_page(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FINRAG_HOME", str(dash.home))
+    at = AppTest.from_file(str(PROJECT / "dashboards" / "app.py"), default_timeout=60).run()
+    assert not at.exception and at.title[0].value == "FinRAG Warehouse"
+    published = {r["model"]: r["rows"] for r in table(at, 0)}
+    manifest = json.loads((dash.home / "exports" / "marts" / "_manifest.json").read_text())
+    assert published == {m["name"]: str(m["rows"]) for m in manifest["models"]}
+    titles = {"heatmap": "Topic × task", "slices": "Slices", "run_vs_run": "Run vs run",
+              "judge_agreement": "Judge agreement", "drilldown": "Drill-down", "leaderboard": "Leaderboard"}
+    for page, title in titles.items():
+        at.switch_page(f"views/{page}.py").run()
+        assert not at.exception, (page, [e.value for e in at.exception])
+        assert at.title[0].value == title

@@ -1,0 +1,167 @@
+"""Publishing the marts to Parquet, the dashboard's data functions against hand-worked values and the warehouse
+itself, and the dbt exposures (dbt docs generate on a built home)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import polars.selectors as cs
+import pytest
+from support.cli import run_finrag
+from support.dashboard_home import DashHome
+from support.paths import PROJECT
+
+from dashboards import data
+from python_jobs.core.lake import Lake
+
+PAGES = ("leaderboard", "heatmap", "slices", "run_vs_run", "judge_agreement", "drilldown")
+
+
+def model_exists(name: str) -> bool:
+    return any(PROJECT.glob(f"models/**/{name}.sql"))
+
+
+def db_frame(home: Path, sql: str) -> pl.DataFrame:
+    con = duckdb.connect(str(home / "finrag.duckdb"), read_only=True)
+    try:
+        return con.sql(sql).pl()
+    finally:
+        con.close()
+
+
+def mart_names_in_project() -> set[str]:
+    return {p.stem for p in (PROJECT / "models" / "marts").rglob("*.sql")}
+
+
+def test_publish_writes_every_mart_with_its_rows(dash: DashHome) -> None:
+    out = dash.home / "exports" / "marts"
+    manifest = json.loads((out / "_manifest.json").read_text())
+    published = {m["name"]: m for m in manifest["models"]}
+    # every model of models/marts, and nothing else (no staging view, no intermediate table, no seed)
+    assert set(published) == mart_names_in_project()
+    assert sorted(p.name for p in out.glob("*.parquet")) == sorted(m["file"] for m in manifest["models"])
+    assert not list(out.glob(".*tmp*")), "a temp file was left behind"
+    for name, m in published.items():
+        exported = pl.read_parquet(out / m["file"])
+        assert exported.height == m["rows"] == db_frame(dash.home, f"select count(*) as n from {name}")["n"][0]
+        assert exported.columns == m["columns"]
+    # the same values as the warehouse (a mart with floats, lists and nulls)
+    for name, key in [("mart_retrieval_leaderboard", ["run_id", "granularity", "metric", "k"]),
+                      ("dim_questions", ["question_id"])]:
+        exported = pl.read_parquet(out / f"{name}.parquet").sort(key)
+        direct = db_frame(dash.home, f"select * from {name}").sort(key)
+        # DuckDB names the zone Etc/UTC, Parquet UTC: the same instants
+        direct = direct.with_columns(cs.datetime(time_zone="*").dt.convert_time_zone("UTC"))
+        assert exported.equals(direct)
+    # counts summed in SQL are HUGEINT in DuckDB; they are published as integers, not doubles
+    judge_board = pl.read_parquet(out / "mart_judge_leaderboard.parquet")
+    assert judge_board.schema["n_ok"] == pl.Int64 and judge_board["n_ok"].to_list() == [30]
+
+
+def test_publish_without_a_warehouse_fails_cleanly(home: Path) -> None:
+    proc = run_finrag(home, "publish", check=False)
+    assert proc.returncode != 0
+    assert "no warehouse at" in proc.stderr and "finrag build" in proc.stderr
+    assert not (home / "exports").exists()
+
+
+def test_retrieval_leaderboard_is_the_mart_pivoted(dash: DashHome) -> None:
+    board = data.retrieval_leaderboard(dash.home, 5, "page")
+    bm25 = dash.facts["bm25"]
+    row = board.filter(pl.col("run_id") == bm25).row(0, named=True)
+    mart = db_frame(dash.home, f"select metric, granularity, mean from mart_retrieval_leaderboard "
+                               f"where run_id = '{bm25}' and k = 5")
+    means = {(r["metric"], r["granularity"]): r["mean"] for r in mart.iter_rows(named=True)}
+    assert row["doc_rec"] == means[("doc_rec", "doc")]
+    assert row["page_rec"] == means[("page_rec", "page")]
+    for metric in ("map", "mrr", "ndcg", "precision", "recall"):
+        assert row[metric] == means[(metric, "page")]
+    # dataset filter
+    assert data.retrieval_leaderboard(dash.home, 5, "page", ["financebench"]).is_empty()
+
+
+def test_retrieved_chunks_hits_match_the_gold_pages(dash: DashHome) -> None:
+    """Hit marks against a reference computed here from the lake: a chunk hits when it covers a gold page of the
+    gold document."""
+    lake = Lake(dash.home)
+    qid = dash.facts["flip_question"]
+    evidence = lake.read("evidence").filter(pl.col("question_id") == qid)
+    gold = {(r["doc_id"], r["page_number"]) for r in evidence.iter_rows(named=True)}
+    results = lake.read("retrieval_results").filter(pl.col("question_id") == qid)
+    expected = {
+        (r["run_id"], r["rank"]): any(d == r["doc_id"] and r["page_start"] <= p <= (r["page_end"] or r["page_start"])
+                                      for d, p in gold)
+        for r in results.iter_rows(named=True)
+    }
+    chunks = data.retrieved_chunks(dash.home, qid)
+    got = {(r["run_id"], r["rank"]): r["chunk_hit"] for r in chunks.iter_rows(named=True)}
+    assert got == expected and any(got.values()) and chunks["text"].null_count() == 0
+    assert set(chunks["run_id"]) == {dash.facts["bm25"], dash.facts["oracle"]}
+    # doc hits: the chunk's document is the gold document
+    assert chunks.filter(pl.col("doc_hit"))["doc_id"].unique().to_list() == sorted({d for d, _ in gold})
+
+
+def test_answers_of_a_question_across_runs(dash: DashHome) -> None:
+    qid = dash.facts["flip_question"]
+    answers = data.answers(dash.home, qid)
+    assert set(answers["run_id"]) == {dash.facts["closed"], dash.facts["rag"]}
+    gold = data.questions(dash.home).filter(pl.col("question_id") == qid)["reference_answers"][0][0]
+    rag = answers.filter(pl.col("run_id") == dash.facts["rag"]).row(0, named=True)
+    assert rag["answer"] == gold and rag["exact_match"] == 1.0
+    closed = answers.filter(pl.col("run_id") == dash.facts["closed"]).row(0, named=True)
+    assert closed["answer"].startswith("fake answer") and closed["exact_match"] == 0.0
+
+
+def test_run_vs_run_finds_the_flipped_question(dash: DashHome) -> None:
+    if not model_exists("fct_question_metric_scores"):
+        pytest.skip("fct_question_metric_scores is not in models/ yet")
+    closed, rag, qid = dash.facts["closed"], dash.facts["rag"], dash.facts["flip_question"]
+    diffs = data.run_vs_run(dash.home, closed, rag, "exact_match", None, None)
+    assert diffs.filter(pl.col("flipped"))["question_id"].to_list() == [qid]
+    flip = diffs.row(0, named=True)  # flips sort first
+    assert (flip["question_id"], flip["value_a"], flip["value_b"], flip["diff"], flip["passes_in"]) == \
+        (qid, 0.0, 1.0, 1.0, "b only")
+    assert flip["question"].startswith("What")
+    # every question scored by both runs is there, the others did not move
+    assert diffs.height == 12 and diffs.filter(~pl.col("flipped"))["diff"].abs().max() == 0.0
+    # the threshold decides: nothing flips when passing needs more than a perfect score
+    assert not data.run_vs_run(dash.home, closed, rag, "exact_match", None, None, threshold=1.5)["flipped"].any()
+
+
+def test_missing_marts_read_as_no_data(tmp_path: Path) -> None:
+    assert data.retrieval_leaderboard(tmp_path, 5) is None
+    assert data.judge_agreement(tmp_path) is None
+    assert data.retrieved_chunks(tmp_path, "q") is None
+    assert data.datasets(tmp_path) == []
+
+
+def test_exposures_in_dbt_docs_and_no_publish(dash: DashHome) -> None:
+    """`dbt docs generate` works on a built home and its manifest lists one exposure per page with its models;
+    `finrag build --no-publish` leaves the exports as they were."""
+    home = dash.docs_home
+    # +dim_documents: the staging views too, so they read this copy's lake (views hold the lake path they were built with)
+    run_finrag(home, "build", "--no-publish", "--select", "+dim_documents", "--quiet")
+    manifest_before = (home / "exports" / "marts" / "_manifest.json").read_text()
+    from python_jobs.warehouse.dbt_runner import run_dbt
+    assert run_dbt(["docs", "generate"], home=home, quiet=True) == 0
+    target = home / "dbt_target"
+    assert (target / "catalog.json").exists() and (target / "index.html").exists()
+    manifest = json.loads((target / "manifest.json").read_text())
+    exposures = {e["name"]: e for e in manifest["exposures"].values()}
+    assert set(exposures) == {f"dashboard_{p}" for p in PAGES}
+    for page in PAGES:
+        e = exposures[f"dashboard_{page}"]
+        assert e["type"] == "dashboard" and e["url"] == f"http://localhost:8501/{page}"
+    deps = {name: set(e["depends_on"]["nodes"]) for name, e in exposures.items()}
+    assert deps["dashboard_leaderboard"] >= {"model.finrag.mart_retrieval_leaderboard",
+                                              "model.finrag.mart_generation_leaderboard",
+                                              "model.finrag.mart_judge_leaderboard"}
+    assert deps["dashboard_judge_agreement"] == {"model.finrag.mart_judge_agreement", "model.finrag.mart_judge_confusion"}
+    assert "source.finrag.lake.retrieval_results" in deps["dashboard_drilldown"]
+    assert "model.finrag.mart_oracle_gap" in deps["dashboard_slices"]
+    assert deps["dashboard_heatmap"] == {"model.finrag.mart_topic_task_matrix"}
+    assert deps["dashboard_run_vs_run"] == {"model.finrag.fct_question_metric_scores", "model.finrag.dim_questions"}
+    assert (home / "exports" / "marts" / "_manifest.json").read_text() == manifest_before

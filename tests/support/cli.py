@@ -1,0 +1,30 @@
+"""Runners for the `finrag` CLI and dbt as subprocesses (real processes, real DuckDB files; nothing mocked)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from support.paths import PROJECT
+
+
+def run_finrag(home: Path, *args: str, check: bool = True, timeout: float = 900,
+               env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run `finrag --home HOME ARGS...` as a subprocess (env: extra variables); on check, fail with its output."""
+    env = {**os.environ, "FINRAG_HOME": str(home), **(env or {})}
+    proc = subprocess.run(
+        [sys.executable, "-m", "python_jobs.cli", "--home", str(home), *args],
+        capture_output=True, text=True, env=env, cwd=PROJECT, timeout=timeout,
+    )
+    if check and proc.returncode != 0:
+        pytest.fail(f"finrag {' '.join(args)} exited {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}")
+    return proc
+
+
+def dbt_build(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`finrag build` (dbt build) into HOME; fails the test if dbt fails."""
+    return run_finrag(home, "build", *args)

@@ -1,0 +1,159 @@
+"""One warehouse home for the dashboard tests, built through the real CLI, once per test session (also across
+pytest-xdist workers: the first builds it under a file lock, the others reuse it).
+
+- demo_synthetic: `finrag synth` (2 companies) → ingest → chunk 256/32 → bm25 full + bm25 oracle_page → answers
+  closed-book and RAG against tests/support/fake_llm.py (the RAG run answers one question with its gold answer, so
+  run vs run has a flip). The synthetic corpus carries no OmniEval labels: its questions are re-landed (same load id,
+  through the lake API) with a topic path from the OmniEval seed and a task, as an OmniEval-style load would carry
+  them, so the topic x task matrix has cells.
+- financebench (real files): questions and document list, two real human-labelled answer runs from
+  ../shared/data/financebench/results, and a judge run of correctness over 30 answers of one of them (scripted
+  judge: the FakeLLM replies by substring), so the judge leaderboard and agreement pages have data.
+- `finrag build` (dbt build of every model, without the data / unit tests, + publish).
+
+Copies for the tests that must write (dbt docs generate, a build while the dashboard serves) are made right after
+the build, so no test ever writes the shared home.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from python_jobs.core.lake import Lake
+from support.cli import run_finrag
+from support.fake_llm import Behaviour, FakeLLM
+from support.paths import PROJECT, SHARED_DATA
+
+if str(PROJECT) not in sys.path:  # `dashboards` (the app's data functions) is imported from the checkout
+    sys.path.insert(0, str(PROJECT))
+
+DATASET = "demo_synthetic"
+# the marts, not the data and unit tests of every model: those are other suites' business
+# (tests/integration/test_dbt_project.py and each model's own tests), and they double the build time
+BUILD_ARGS = ("--quiet", "--exclude", "resource_type:test", "resource_type:unit_test")
+FB_RUNS = ("gpt-4_closedBook", "gpt-4-1106-preview_oracle")
+JUDGED_RUN = "gpt-4_closedBook"
+# (topic path, task) given to the synthetic questions in turn: two level-1 topics, three level-2, two tasks
+TOPIC_TASKS = [
+    (["银行业务", "零售银行"], "extractive"),
+    (["银行业务", "商业银行"], "multi_hop"),
+    (["投资", "股票市场"], "extractive"),
+]
+
+
+@dataclass(frozen=True)
+class DashHome:
+    home: Path  # shared: read it, never write it
+    docs_home: Path  # a copy for `dbt docs generate`
+    lock_home: Path  # a copy for the build-while-serving test
+    facts: dict  # run ids and other ids the tests look for
+
+
+def _llm(fake: FakeLLM) -> dict[str, str]:
+    return {"FINRAG_LLM_BASE_URL": fake.base_url, "FINRAG_LLM_MODEL": "fake-model",
+            "FINRAG_LLM_API_KEY": "sk-dashboard-test-not-a-key"}
+
+
+def _existing_topics() -> list[tuple[list[str], str]]:
+    """The TOPIC_TASKS paths must be real OmniEval topics (the seed gives them English names)."""
+    import csv
+    ids = {row["topic_id"] for row in csv.DictReader((PROJECT / "seeds" /
+                                                       "omnieval_topics.csv").open(encoding="utf-8"))}
+    missing = ["/".join(path) for path, _ in TOPIC_TASKS if "/".join(path) not in ids]
+    assert not missing, f"not OmniEval topics (seeds/omnieval_topics.csv): {missing}"
+    return TOPIC_TASKS
+
+
+def build(root: Path) -> dict:
+    home = root / "warehouse"
+    def fin(*args: str, env: dict[str, str] | None = None) -> str:
+        return run_finrag(home, *args, env=env).stdout
+    corpus = root / "synthetic"
+    fin("synth", "--out", str(corpus), "--seed", "0", "--companies", "2", "--questions-per-doc", "3")
+    fin("ingest", "financebench", "--questions", str(corpus / "questions.jsonl"), "--documents",
+        str(corpus / "documents.jsonl"), "--pdfs", str(corpus / "pdfs"), "--dataset", DATASET)
+    lake = Lake(home)
+    questions = lake.read_partition("questions", DATASET).sort("question_id")
+    topics = _existing_topics()
+    tagged = questions.with_columns(
+        pl.Series("topic_path", [topics[i % len(topics)][0] for i in range(questions.height)],
+                  dtype=pl.List(pl.String)),
+        pl.Series("task", [topics[i % len(topics)][1] for i in range(questions.height)], dtype=pl.String),
+    ).drop("created_at")
+    lake.land_one("questions", DATASET, tagged)
+    fin("chunk", "--dataset", DATASET, "--preset", "256/32")
+    bm25 = fin("retrieve", "--retriever", "bm25", "--dataset", DATASET, "--k", "5").split()[0].split("=", 1)[1]
+    oracle = fin("retrieve", "--retriever", "bm25", "--dataset", DATASET, "--k", "5", "--condition",
+                 "oracle_page").split()[0].split("=", 1)[1]
+    q0 = questions.row(0, named=True)
+    gold = q0["reference_answers"][0]
+
+    # real FinanceBench questions (no PDFs needed for answers and labels) and two real answer runs with labels
+    fb = SHARED_DATA / "financebench"
+    empty_pdfs = root / "no_pdfs"
+    empty_pdfs.mkdir()
+    fin("ingest", "financebench", "--questions", str(fb / "data" / "financebench_open_source.jsonl"),
+        "--documents", str(fb / "data" / "financebench_document_information.jsonl"), "--pdfs", str(empty_pdfs))
+    fin("ingest", "financebench-answers", *[str(fb / "results" / f"{r}.jsonl") for r in FB_RUNS])
+    fb_questions = lake.read("questions", where={"dataset": "financebench"}).sort("question_id")
+    fb_answers = lake.read_partition("answers", JUDGED_RUN).sort("question_id").head(30)
+    texts = dict(zip(fb_questions["question_id"], fb_questions["question"], strict=True))
+    # the scripted judge: -1 for the first 10 judged answers, 2 for the others (first matching rule wins)
+    wrong = {texts[q]: '{"score": -1, "rationale": "scripted: incorrect"}' for q in fb_answers["question_id"][:10]}
+    script = {**wrong, "Metric: correctness": '{"score": 2, "rationale": "scripted: correct"}',
+              # the synthetic RAG run answers q0 with its gold answer, closed book does not (a flip): only the RAG
+              # prompt has passages before the question
+              f"\n\nQuestion: {q0['question']}": gold}
+
+    with FakeLLM(Behaviour(script=script)) as fake:
+        env = _llm(fake)
+        closed = fin("answer", "--closed-book", "--dataset", DATASET, "--timeout", "5", env=env).strip()
+        rag = fin("answer", "--retrieval-run", bm25, "--k", "3", "--timeout", "5", env=env).strip()
+        judge_out = fin("judge", "--answer-run", JUDGED_RUN, "--metrics", "correctness",
+                        *[a for q in fb_answers["question_id"] for a in ("--question-id", q)], "--timeout", "5",
+                        env=env)
+    judge_run = next(kv.split("=", 1)[1] for kv in judge_out.split() if kv.startswith("judge_run_id="))
+    fin("build", *BUILD_ARGS)
+    return {"bm25": bm25, "oracle": oracle, "closed": closed, "rag": rag, "judge": judge_run,
+            "flip_question": q0["question_id"], "fb_runs": list(FB_RUNS), "judged_run": JUDGED_RUN}
+
+
+def dashboard_home(tmp_path_factory: pytest.TempPathFactory) -> DashHome:
+    """The home, built once per session (the `dash` fixture, tests/integration/dashboard/conftest.py)."""
+    # shared by xdist workers: under xdist a worker's basetemp is <session basetemp>/popen-gwN.
+    # FINRAG_DASHBOARD_FIXTURE_DIR reuses (or builds once into) a fixed directory when iterating on the tests.
+    base = tmp_path_factory.getbasetemp()
+    fixed = os.environ.get("FINRAG_DASHBOARD_FIXTURE_DIR")
+    shared = Path(fixed) if fixed else (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "dashboard_home"
+    shared.mkdir(exist_ok=True)
+    with (shared / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            facts_file, failed = shared / "facts.json", shared / "failed.txt"
+            if failed.exists() and not fixed:  # one failed build is enough: other tests (and workers) report it
+                pytest.fail(f"the dashboard fixture home failed to build: {failed.read_text()[:4000]}")
+            if not facts_file.exists():
+                for leftover in shared.iterdir():  # an interrupted build (FINRAG_DASHBOARD_FIXTURE_DIR)
+                    if leftover.name != ".lock":
+                        shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
+                try:
+                    facts = build(shared)
+                except BaseException as exc:
+                    failed.write_text(str(exc))
+                    raise
+                for copy in ("docs", "lock"):
+                    shutil.copytree(shared / "warehouse", shared / f"warehouse_{copy}", symlinks=True)
+                facts_file.write_text(json.dumps(facts))
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    return DashHome(shared / "warehouse", shared / "warehouse_docs", shared / "warehouse_lock",
+                    json.loads(facts_file.read_text()))

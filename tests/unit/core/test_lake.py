@@ -1,0 +1,179 @@
+"""The lake: validation before landing, atomic multi-table landings, idempotent re-runs, crash recovery."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+from support.paths import PROJECT
+
+from python_jobs.core import lake as lake_mod
+from python_jobs.core.contracts import CONTRACTS
+from python_jobs.core.errors import InputError
+from python_jobs.core.lake import Lake
+
+
+def docs(ids: list[str], dataset: str = "ds") -> pl.DataFrame:
+    n = len(ids)
+    return pl.DataFrame({"doc_id": ids, "dataset": [dataset] * n, "doc_type": ["10-K"] * n, "has_content": [True] * n})
+
+
+def questions(ids: list[str], dataset: str = "ds") -> pl.DataFrame:
+    n = len(ids)
+    return pl.DataFrame(
+        {"question_id": ids, "dataset": [dataset] * n, "split": ["test"] * n,
+         "question": [f"q {i}" for i in ids], "source": ["human"] * n}
+    )
+
+
+def leftovers(home: Path, sub: str) -> list[Path]:
+    d = home / "lake" / sub
+    return list(d.iterdir()) if d.exists() else []
+
+
+def test_fresh_lake_has_typed_placeholders(home: Path) -> None:
+    lake = Lake(home)
+    for name, c in CONTRACTS.items():
+        path = home / "lake" / name / f"{c.partition}=__empty__" / "part-0.parquet"
+        assert path.exists()
+        assert pl.read_parquet(path).schema == pl.Schema(c.schema)
+        assert lake.partitions(name) == []
+        assert lake.read(name).height == 0
+
+
+def test_landing_replaces_its_own_partition_only(home: Path) -> None:
+    lake = Lake(home)
+    lake.land([("documents", "a", docs(["d1", "d2"], "a")), ("questions", "a", questions(["q1"], "a"))])
+    lake.land_one("documents", "b", docs(["d3"], "b"))
+    lake.land_one("documents", "a", docs(["d1", "d2", "d4"], "a"))  # a re-run with one more document
+    assert sorted(lake.read("documents")["doc_id"].to_list()) == ["d1", "d2", "d3", "d4"]
+    assert lake.partitions("documents") == ["a", "b"]
+    lake.land_one("documents", "a", docs(["d1", "d2", "d4"], "a"))  # the same again: nothing changes
+    assert lake.read("documents").height == 4
+    assert lake.read("documents", where={"load_id": "a"}).height == 3
+
+
+def test_one_bad_frame_lands_nothing(home: Path) -> None:
+    lake = Lake(home)
+    bad = questions(["q1", "q1"]).with_columns(pl.Series("_file", ["x.jsonl"] * 2), pl.Series("_line", [3, 4]))
+    with pytest.raises(InputError) as err:
+        lake.land([("documents", "a", docs(["d1"])), ("questions", "a", bad)])
+    assert str(err.value) == "file x.jsonl, line 4, field 'question_id': questions: duplicate key ('question_id',)"
+    assert lake.partitions("documents") == [] and lake.partitions("questions") == []
+    assert leftovers(home, "_staging") == []
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda f: f.with_columns(pl.lit("10K").alias("doc_type")), "field 'doc_type': documents (row 0): value not one of"),
+        (lambda f: f.with_columns(pl.lit(None, pl.String).alias("dataset")),
+         "field 'dataset': documents (row 0): required value is missing"),
+        (lambda f: f.with_columns(pl.lit(-1).alias("n_pages")), "field 'n_pages': documents (row 0): value below 0"),
+        (lambda f: f.with_columns(pl.lit("x").alias("surprise")), "field 'surprise': documents: columns not in the contract"),
+        (lambda f: f.drop("doc_type"), "field 'doc_type': documents: required column missing"),
+        (lambda f: f.with_columns(pl.lit("many").alias("n_pages")), "documents: a value does not fit the contract's type"),
+    ],
+)
+def test_contract_violations_name_the_field(home: Path, change, message: str) -> None:
+    with pytest.raises(InputError) as err:
+        Lake(home).land_one("documents", "a", change(docs(["d1"])))
+    assert message in str(err.value)
+    assert Lake(home).partitions("documents") == []
+
+
+def test_keys_are_unique_across_loads(home: Path) -> None:
+    lake = Lake(home)
+    lake.land_one("documents", "a", docs(["d1"]))
+    with pytest.raises(InputError, match=r"key \('d1',\) already landed by load_id=a"):
+        lake.land_one("documents", "b", docs(["d1"]))
+
+
+def test_partition_values_are_safe_names(home: Path) -> None:
+    with pytest.raises(InputError, match="must match"):
+        Lake(home).land_one("documents", "../escape", docs(["d1"]))
+
+
+def test_crash_after_commit_rolls_forward(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    lake = Lake(home)
+    lake.land([("documents", "a", docs(["old"])), ("questions", "a", questions(["q-old"]))])
+    real_replace = os.replace
+    calls = {"n": 0}
+
+    def dying_replace(src, dst):  # the journal commit (call 1) succeeds, then the process "dies" mid-swap
+        calls["n"] += 1
+        if calls["n"] == 4:
+            raise KeyboardInterrupt("killed")
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(lake_mod.os, "replace", dying_replace)
+    with pytest.raises(KeyboardInterrupt):
+        lake.land([("documents", "a", docs(["new"])), ("questions", "a", questions(["q-new"]))])
+    monkeypatch.setattr(lake_mod.os, "replace", real_replace)
+    recovered = Lake(home)  # the next job finishes the committed landing
+    assert recovered.read("documents")["doc_id"].to_list() == ["new"]
+    assert recovered.read("questions")["question_id"].to_list() == ["q-new"]
+    assert leftovers(home, "_journal") == [] and leftovers(home, "_staging") == []
+
+
+def test_crash_before_commit_keeps_the_old_partition(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    lake = Lake(home)
+    lake.land_one("documents", "a", docs(["old"]))
+    real_replace = os.replace
+
+    def dying_replace(src, dst):  # dies while committing the journal: nothing was swapped yet
+        raise KeyboardInterrupt("killed")
+
+    monkeypatch.setattr(lake_mod.os, "replace", dying_replace)
+    with pytest.raises(KeyboardInterrupt):
+        lake.land_one("documents", "a", docs(["new"]))
+    monkeypatch.setattr(lake_mod.os, "replace", real_replace)
+    recovered = Lake(home)
+    assert recovered.read("documents")["doc_id"].to_list() == ["old"]
+    assert leftovers(home, "_staging") == []
+
+
+SIGKILL_SCRIPT = """
+import sys
+import polars as pl
+from python_jobs.core.lake import Lake
+lake = Lake(sys.argv[1])
+n = 200_000
+i = 0
+while True:
+    i += 1
+    frame = pl.DataFrame({"doc_id": [f"d{j}" for j in range(n)], "dataset": ["ds"] * n,
+                          "doc_type": ["10-K"] * n, "has_content": [True] * n, "title": [str(i)] * n})
+    lake.land_one("documents", "a", frame)
+"""
+
+
+def test_sigkill_never_leaves_a_partial_partition(home: Path) -> None:
+    """A real process, killed at arbitrary moments while it keeps re-landing a 200k-row partition."""
+    target = home / "lake" / "documents" / "load_id=a" / "part-0.parquet"
+    for delay in (0.05, 0.3, 0.7, 1.3):
+        proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(SIGKILL_SCRIPT), str(home)], cwd=PROJECT)
+        deadline = time.monotonic() + 60
+        while not target.exists() and time.monotonic() < deadline:  # kill only once landings are under way
+            time.sleep(0.02)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        frame = Lake(home).read("documents")
+        assert frame.height == 200_000
+        assert frame["title"].n_unique() == 1  # one whole landing, never a mix of two
+
+
+def test_an_empty_load_lands_beside_others(home: Path) -> None:
+    lake = Lake(home)
+    lake.land_one("documents", "a", docs(["d1"]))
+    lake.land_one("documents", "b", docs([]))
+    assert lake.partitions("documents") == ["a", "b"]
+    assert lake.read("documents")["doc_id"].to_list() == ["d1"]
