@@ -21,6 +21,9 @@ renamed as (
         conversation,
         source,
         generation_run_id,
+        human_verdict,
+        human_score,
+        human_inspection_run_id,
         meta,
         load_id,
         created_at

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 
 import polars as pl
 
+from python_jobs.core.contracts import contract
 from python_jobs.core.lake import Lake
 from python_jobs.qa_generation.tasks import HUMAN, SPLIT_DROPPED, SPLIT_HUMAN_TEST, SPLIT_TEST, SPLIT_TRAIN
 
@@ -29,8 +30,10 @@ def latest_human(lake: Lake) -> pl.DataFrame:
 
 def apply_human(questions: pl.DataFrame, human: pl.DataFrame) -> pl.DataFrame:
     """Questions of a generation run with the human verdicts applied, from their original (generated) text, so
-    applying any number of times gives the same rows. meta keeps: original_question / original_answers (when
-    fixed), llm_split (what the LLM inspector left), human_verdict / human_score / inspection_run_id."""
+    applying any number of times gives the same rows. The verdict lands in the columns human_verdict, human_score and
+    human_inspection_run_id (the models read them: this is the one place "the latest human inspection wins" is
+    decided); meta keeps original_question / original_answers (when fixed) and llm_split (what the LLM inspector
+    left)."""
     by_q = {r["question_id"]: r for r in human.iter_rows(named=True)}
     rows = []
     for q in questions.iter_rows(named=True):
@@ -42,12 +45,11 @@ def apply_human(questions: pl.DataFrame, human: pl.DataFrame) -> pl.DataFrame:
             if q["conversation"]:
                 q["conversation"] = [*q["conversation"][:-1], {"role": "user", "content": q["question"]}]
         q["split"] = meta.get("llm_split", q["split"])
-        for k in ("human_verdict", "human_score", "inspection_run_id"):
-            meta.pop(k, None)
         h = by_q.get(q["question_id"])
+        q["human_verdict"] = q["human_score"] = q["human_inspection_run_id"] = None
         if h is not None:
             verdict = h["verdict"]
-            meta.update(human_verdict=verdict, human_score=h["score"], inspection_run_id=h["inspection_run_id"])
+            q.update(human_verdict=verdict, human_score=h["score"], human_inspection_run_id=h["inspection_run_id"])
             if verdict == "drop":
                 q["split"] = SPLIT_DROPPED
             else:
@@ -62,7 +64,7 @@ def apply_human(questions: pl.DataFrame, human: pl.DataFrame) -> pl.DataFrame:
                     q["reference_answers"] = [h["corrected_answer"]]
         q["meta"] = json.dumps(meta, sort_keys=True, ensure_ascii=False)
         rows.append(q)
-    return pl.DataFrame(rows, schema=questions.schema) if rows else questions
+    return contract("questions").frame(rows) if rows else questions
 
 
 def generated_questions(lake: Lake, dataset: str | None = None, generation_run_id: str | None = None) -> pl.DataFrame:

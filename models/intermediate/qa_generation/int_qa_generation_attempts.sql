@@ -1,7 +1,7 @@
 -- One row per attempted QA instance of a generation run (lake qa_generation_attempts), with its topic at every
 -- level (the value is the path down to that level, 'l1/l2', as mart_retrieval_by_slice slices; English from the
--- OmniEval topic seed, the topic's own names for another tree), the LLM inspector's verdict and the latest human
--- verdict (import-inspection; a later import wins).
+-- OmniEval topic seed, the topic's own names for another tree), the LLM inspector's verdict and the human verdict the
+-- question carries (import-inspection applies the latest one to the question).
 
 with attempts as (
 
@@ -34,24 +34,13 @@ llm_inspections as (
 
 ),
 
-ranked_human_inspections as (
-
-    select
-        question_id,
-        verdict as human_verdict,
-        score as human_score,
-        inspection_run_id as human_inspection_run_id,
-        row_number() over (partition by question_id order by created_at desc, inspection_run_id desc) as recency
-    from inspections
-    where inspector = 'human'
-
-),
-
-latest_human_inspections as (
+-- the human verdict each question carries: the latest human inspection, applied once, when it landed
+-- (python_jobs/qa_generation/human_inspection.py)
+human_verdicts as (
 
     select question_id, human_verdict, human_score, human_inspection_run_id
-    from ranked_human_inspections
-    where recency = 1
+    from {{ ref('stg_lake__questions') }}
+    where human_verdict is not null
 
 ),
 
@@ -90,15 +79,15 @@ final as (
         attempt_topics.question_id,
         llm_inspections.llm_verdict,
         llm_inspections.llm_score,
-        latest_human_inspections.human_verdict,
-        latest_human_inspections.human_score,
-        latest_human_inspections.human_inspection_run_id
+        human_verdicts.human_verdict,
+        human_verdicts.human_score,
+        human_verdicts.human_inspection_run_id
     from attempt_topics
     left join topics on topics.topic_id = attempt_topics.topic_id
     left join llm_inspections
         on llm_inspections.generation_run_id = attempt_topics.generation_run_id
         and llm_inspections.question_id = attempt_topics.question_id
-    left join latest_human_inspections on latest_human_inspections.question_id = attempt_topics.question_id
+    left join human_verdicts on human_verdicts.question_id = attempt_topics.question_id
 
 )
 

@@ -138,9 +138,9 @@ def test_import_applies_drop_fix_keep_and_is_idempotent(flow: dict, imported: di
     for i, row in enumerate(flow["rows"]):
         q, score = by_id[row["question_id"]], SCORES[i % len(SCORES)]
         meta = json.loads(q["meta"])
-        assert meta["human_score"] == score
+        assert q["human_score"] == score
         if score <= 2:
-            assert q["split"] == "dropped" and meta["human_verdict"] == "drop"
+            assert q["split"] == "dropped" and q["human_verdict"] == "drop"
         else:
             assert q["split"] == ("gen_human_test" if meta["assigned_split"] == "gen_test" else "gen_train")
         if score == 3:

@@ -161,6 +161,10 @@ def test_seeded_split_is_stable_and_near_the_fraction() -> None:
     assert {assigned_split(q, 7, 0.0) for q in ids[:50]} == {"gen_train"}
 
 
+# a questions partition as the lake holds it: the human verdict columns are there, empty
+NOT_INSPECTED = {"human_verdict": None, "human_score": None, "human_inspection_run_id": None}
+
+
 def _questions() -> pl.DataFrame:
     meta = {"generation_run_id": "g", "assigned_split": "gen_test", "llm_split": "gen_test"}
     return contract("questions").frame([
@@ -168,10 +172,10 @@ def _questions() -> pl.DataFrame:
          "task": "conversational", "topic_path": ["x"], "question_type": "conversational", "question_reasoning": None,
          "conversation": [{"role": "user", "content": "Hi?"}, {"role": "assistant", "content": "Yes."},
                           {"role": "user", "content": "What was it?"}],
-         "source": "generated", "meta": json.dumps(meta, sort_keys=True)},
+         "source": "generated", "meta": json.dumps(meta, sort_keys=True), **NOT_INSPECTED},
         {"question_id": "q2", "dataset": "d", "split": "dropped", "question": "Why?", "reference_answers": ["b"],
          "task": "long_form", "topic_path": ["x"], "question_type": "long_form", "question_reasoning": None,
-         "conversation": None, "source": "generated",
+         "conversation": None, "source": "generated", **NOT_INSPECTED,
          "meta": json.dumps({**meta, "assigned_split": "gen_train", "llm_split": "dropped"}, sort_keys=True)},
     ])
 
@@ -190,7 +194,7 @@ def test_apply_human_fix_keep_drop_and_idempotence() -> None:
     assert q1["conversation"][-1] == {"role": "user", "content": "What was it, exactly?"}
     assert json.loads(q1["meta"])["original_question"] == "What was it?"
     # a human keep overrides the LLM's drop; its seeded split is train
-    assert q2["split"] == "gen_train" and json.loads(q2["meta"])["human_verdict"] == "keep"
+    assert q2["split"] == "gen_train" and q2["human_verdict"] == "keep"
     assert apply_human(once, human).equals(once)
     # a later verdict replaces the earlier one, from the original text
     redo = apply_human(once, _human([("q1", "drop", 1, None, None)]))
