@@ -9,7 +9,7 @@ from python_jobs.warehouse.publishing import PublishError, exports_dir, publish
 
 @click.command("publish")
 def command() -> None:
-    """Export every mart (dim_*, fct_*, mart_*) to <home>/exports/marts/<model>.parquet and _manifest.json."""
+    """Export every mart (dim_*, fct_*, mart_*) and seed to <home>/exports/marts/<name>.parquet and _manifest.json."""
     try:
         published = publish()
     except PublishError as exc:

@@ -1,4 +1,4 @@
-"""`finrag sql "QUERY"`: a read-only query against the warehouse, for analysts."""
+"""`finrag sql "QUERY"`: a read-only query over the published warehouse, for analysts (python_jobs/warehouse/queries.py)."""
 
 from __future__ import annotations
 
@@ -8,15 +8,21 @@ import sys
 import click
 import polars as pl
 
-from python_jobs.warehouse.queries import query
+from python_jobs.warehouse.queries import DIALECTS, query, transpile
 
 
 @click.command("sql")
 @click.argument("sql_text")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
-def command(sql_text: str, fmt: str) -> None:
-    """Run a read-only SQL query against the warehouse."""
-    frame = query(sql_text)
+@click.option("--dialect", type=click.Choice(DIALECTS), default="duckdb", show_default=True,
+              help="The dialect the query is written in; it is transpiled (sqlglot) to the warehouse's.")
+@click.option("--show-sql", is_flag=True, help="Print the query as the warehouse runs it, and do not run it.")
+def command(sql_text: str, fmt: str, dialect: str, show_sql: bool) -> None:
+    """Run one read-only SELECT over the published marts and seeds."""
+    if show_sql:
+        click.echo(transpile(sql_text, dialect, "duckdb"))
+        return
+    frame = query(sql_text, dialect=dialect)
     if fmt == "csv":
         sys.stdout.write(frame.write_csv())
     elif fmt == "json":

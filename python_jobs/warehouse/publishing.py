@@ -1,6 +1,7 @@
-"""Parquet exports of the marts, for the dashboard and other BI tools (shared by `finrag publish` and `finrag build`).
+"""Parquet exports of the marts, for the dashboard, `finrag sql` and other BI tools (`finrag publish`, `finrag build`).
 
-Every model under models/marts (dim_*, fct_*, mart_*) is written to `<home>/exports/marts/<model>.parquet`, plus
+Every model under models/marts (dim_*, fct_*, mart_*) and every seed (the reference tables analysts join: doc types,
+tasks, topics, metrics, prices) is written to `<home>/exports/marts/<name>.parquet`, plus
 `_manifest.json` (models, row counts, columns, build and publish times). Readers of the exports never touch the
 DuckDB file, so they can never hold the lock that `dbt build` needs; the publisher itself opens the file read-only
 once, copies, and closes it. Each file is written to a temp name and renamed into place, so a reader sees the old
@@ -37,8 +38,9 @@ def exports_dir(home: str | os.PathLike[str] | None = None) -> Path:
     return warehouse_home(home) / EXPORTS_SUBDIR
 
 
-def mart_models_from_manifest(home: Path) -> list[str] | None:
-    """Names (aliases) of the models under models/marts in dbt's last manifest, or None without a manifest."""
+def published_names_from_manifest(home: Path) -> list[str] | None:
+    """Names (aliases) of the models under models/marts and of the seeds in dbt's last manifest, or None without a
+    manifest."""
     path = home / "dbt_target" / "manifest.json"
     if not path.exists():
         return None
@@ -46,7 +48,8 @@ def mart_models_from_manifest(home: Path) -> list[str] | None:
     return sorted(
         n["alias"] or n["name"]
         for n in nodes
-        if n["resource_type"] == "model" and n["original_file_path"].startswith("models/marts/")
+        if (n["resource_type"] == "model" and n["original_file_path"].startswith("models/marts/"))
+        or n["resource_type"] == "seed"
     )
 
 
@@ -70,9 +73,9 @@ class PublishError(Exception):
 
 
 def publish(home: str | os.PathLike[str] | None = None) -> list[PublishedModel]:
-    """Write every mart to Parquet under <home>/exports/marts; returns what was written.
+    """Write every mart and seed to Parquet under <home>/exports/marts; returns what was written.
 
-    The mart list is dbt's manifest (models/marts/**) intersected with the tables present in the warehouse (a
+    The list is dbt's manifest (models/marts/**, seeds) intersected with the tables present in the warehouse (a
     `--select` build may not have built them all yet); without a manifest, every dim_/fct_/mart_ table."""
     h = warehouse_home(home)
     db = warehouse_db(h)
@@ -80,7 +83,7 @@ def publish(home: str | os.PathLike[str] | None = None) -> list[PublishedModel]:
         raise PublishError(f"no warehouse at {db}: run `finrag build` first")
     out = h / EXPORTS_SUBDIR
     out.mkdir(parents=True, exist_ok=True)
-    wanted = mart_models_from_manifest(h)
+    wanted = published_names_from_manifest(h)
     published: list[PublishedModel] = []
     try:
         con = duckdb.connect(str(db), read_only=True)

@@ -1,27 +1,93 @@
-"""`finrag sql "QUERY"`: a read-only query against the warehouse, for analysts."""
+"""Analysts' read-only SQL over the warehouse (`finrag sql`).
+
+A query is parsed (sqlglot) before any connection opens: exactly one SELECT (WITH ... SELECT, UNION / INTERSECT /
+EXCEPT of selects) is accepted, anything else (COPY, CREATE, INSERT, ATTACH, PRAGMA, SET, several statements) is
+refused with a message. The analyst may write in another engine's dialect (`--dialect snowflake|bigquery|trino|
+postgres|spark`): sqlglot transpiles it to DuckDB's.
+
+It runs on the published Parquet exports (`finrag build` publishes every dim_/fct_/mart_ model and every seed under
+<home>/exports/marts), never on the DuckDB file: a query can never hold the lock `dbt build` needs, a build never
+makes a query fail, and a long query sees one consistent published state per table (publishing renames each file
+into place). The in-memory DuckDB that runs it has file access switched off except for the exports directory, so
+table functions cannot read other files (`read_text('/etc/passwd')`) and nothing can be written.
+"""
 
 from __future__ import annotations
 
 import json
-import sys
+from pathlib import Path
 
 import duckdb
 import polars as pl
+import sqlglot
+from sqlglot import exp
 
+from python_jobs.core.config import warehouse_home
 from python_jobs.core.errors import InputError
-from python_jobs.core.config import warehouse_db, warehouse_home
+from python_jobs.warehouse.publishing import MANIFEST_NAME, exports_dir
+
+DIALECTS = ("duckdb", "spark", "trino", "postgres", "bigquery", "snowflake")
+READ_ONLY = (exp.Select, exp.SetOperation)  # SetOperation: UNION / INTERSECT / EXCEPT
+WRITES = (exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Create, exp.Drop, exp.Alter, exp.Copy, exp.Into,
+          exp.Command, exp.Pragma, exp.Set, exp.Attach, exp.Detach, exp.Use, exp.TruncateTable)
 
 
-def query(sql: str, home: str | None = None) -> pl.DataFrame:
-    """Run one query on a read-only connection that is closed at once, so it never blocks `dbt build`."""
-    db = warehouse_db(warehouse_home(home))
-    if not db.exists():
-        raise InputError(f"no warehouse at {db}: run `finrag build` (dbt build) first")
-    con = duckdb.connect(str(db), read_only=True)
+def read_only_statement(sql: str, dialect: str = "duckdb") -> exp.Expression:
+    """The one read-only statement of `sql`, parsed; InputError (field 'sql') for anything else."""
+    if dialect not in DIALECTS:
+        raise InputError(f"unknown dialect {dialect!r}; one of {', '.join(DIALECTS)}", field="dialect")
     try:
-        rel = con.sql(sql)
+        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+    except sqlglot.errors.SqlglotError as exc:
+        raise InputError(f"not valid {dialect} SQL: {str(exc).splitlines()[0]}", field="sql") from None
+    if len(statements) != 1:
+        raise InputError(f"finrag sql is read-only and runs exactly one SELECT; got {len(statements)} statements",
+                         field="sql")
+    stmt = statements[0]
+    writes = [node for node in stmt.walk() if isinstance(node, WRITES)]
+    if not isinstance(stmt, READ_ONLY) or writes:
+        kind = (writes[0] if writes else stmt).key.upper()
+        raise InputError(f"finrag sql is read-only: only SELECT (or WITH ... SELECT) is accepted, not {kind}",
+                         field="sql")
+    return stmt
+
+
+def transpile(sql: str, dialect: str = "duckdb", to: str = "duckdb") -> str:
+    """The analyst's SQL (checked read-only) in the engine's dialect."""
+    return read_only_statement(sql, dialect).sql(dialect=to)
+
+
+def published_tables(home: Path) -> dict[str, Path]:
+    """Table name -> its Parquet export, from the publish manifest."""
+    out = exports_dir(home)
+    manifest = out / MANIFEST_NAME
+    if not manifest.exists():
+        raise InputError(f"no warehouse published at {out} (no warehouse yet?): run `finrag build` (dbt build, then "
+                         "publish) first", field="home")
+    models = json.loads(manifest.read_text())["models"]
+    return {m["name"]: out / m["file"] for m in models}
+
+
+def query(sql: str, home: str | None = None, dialect: str = "duckdb") -> pl.DataFrame:
+    """Run one read-only query over the published exports; the frame of its result."""
+    text = transpile(sql, dialect, "duckdb")
+    h = warehouse_home(home)
+    tables = published_tables(h)
+    con = duckdb.connect(":memory:")
+    try:
+        # only the exports are readable; set before any view exists, and cannot be switched back on by a query
+        con.execute(f"set allowed_directories = [{_literal(str(exports_dir(h)) + '/')}]")
+        con.execute("set enable_external_access = false")
+        con.execute("set enable_progress_bar = false")
+        for name, path in tables.items():
+            con.execute(f'create view "{name}" as select * from read_parquet({_literal(str(path))})')
+        rel = con.sql(text)
         return rel.pl() if rel is not None else pl.DataFrame()
     except duckdb.Error as exc:
-        raise InputError(str(exc).splitlines()[0]) from None
+        raise InputError(str(exc).splitlines()[0], field="sql") from None
     finally:
         con.close()
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"

@@ -1,5 +1,5 @@
-"""The dbt project itself: builds on an empty home, seeds, read-only SQL for analysts, portable SQL, topic tree
-errors. The topic seed against the OmniEval tree: tests/unit/sources/test_topic_tree.py."""
+"""The dbt project itself: builds on an empty home, seeds, portable SQL, topic tree errors (finrag sql:
+tests/integration/test_sql.py). The topic seed against the OmniEval tree: tests/unit/sources/test_topic_tree.py."""
 
 from __future__ import annotations
 
@@ -26,21 +26,6 @@ def test_build_on_an_empty_home_is_green(home: Path, finrag) -> None:
         sql = path.read_text()
         for dialect in ("trino", "spark"):
             assert sqlglot.transpile(sql, read="duckdb", write=dialect), path
-
-
-def test_sql_is_read_only_and_errors_are_clean(home: Path, finrag) -> None:
-    dbt_build(home)
-    bad = finrag("sql", "create table x as select 1", check=False)
-    assert bad.returncode != 0 and "read-only" in bad.stderr
-    missing = finrag("sql", "select * from no_such_table", check=False)
-    assert missing.returncode != 0 and "no_such_table" in missing.stderr
-    csv_out = finrag("sql", "select doc_type from doc_types order by doc_type limit 2", "--format", "csv").stdout
-    assert csv_out.splitlines() == ["doc_type", "10-K", "10-Q"]
-
-
-def test_sql_without_a_warehouse_says_so(home: Path, finrag) -> None:
-    out = finrag("sql", "select 1", check=False)
-    assert out.returncode != 0 and "no warehouse" in out.stderr
 
 
 def test_topic_tree_errors_name_the_node(tmp_path: Path, finrag) -> None:

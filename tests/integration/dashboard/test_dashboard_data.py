@@ -36,12 +36,17 @@ def mart_names_in_project() -> set[str]:
     return {p.stem for p in (PROJECT / "models" / "marts").rglob("*.sql")}
 
 
+def seed_names_in_project() -> set[str]:
+    return {p.stem for p in (PROJECT / "seeds").glob("*.csv")}
+
+
 def test_publish_writes_every_mart_with_its_rows(dash: DashHome) -> None:
     out = dash.home / "exports" / "marts"
     manifest = json.loads((out / "_manifest.json").read_text())
     published = {m["name"]: m for m in manifest["models"]}
-    # every model of models/marts, and nothing else (no staging view, no intermediate table, no seed)
-    assert set(published) == mart_names_in_project()
+    # every model of models/marts and every seed (the reference tables analysts join), and nothing else (no
+    # staging view, no intermediate model)
+    assert set(published) == mart_names_in_project() | seed_names_in_project()
     assert sorted(p.name for p in out.glob("*.parquet")) == sorted(m["file"] for m in manifest["models"])
     assert not list(out.glob(".*tmp*")), "a temp file was left behind"
     for name, m in published.items():
