@@ -40,7 +40,7 @@ from python_jobs.judging.verdicts import Verdict, parse_reply
 from python_jobs.llm.client import ChatRequest, LLMClient, LLMResult
 from python_jobs.llm.config import LLMConfig
 from python_jobs.llm.prompts import PromptTemplate, load_template
-from python_jobs.warehouse.text_metrics import first_words, parse_numbers
+from python_jobs.warehouse.text_metrics import first_words, parse_amounts
 
 # FinanceBench eval modes whose prompt held the gold evidence (oracle: the evidence pages; inContext: the whole
 # filing, of which we have the evidence pages); *_reverse put the context after the question
@@ -153,7 +153,7 @@ def not_applicable(item: Item, spec: MetricSpec) -> str | None:
         return f"not judged: the answer failed ({item.answer_error})"
     if spec.needs_passages and not item.passages:
         return "not judged: the answer had no passages (closed book, or its retrieved passages are unknown)"
-    if spec.needs_numeric_reference and not parse_numbers(item.reference):
+    if spec.needs_numeric_reference and not parse_amounts(item.reference):
         return "not judged: the reference answer holds no number"
     return None
 

@@ -11,9 +11,11 @@ Every lexical metric the warehouse reports is one of these functions; SQL calls 
   and the `sacrebleu` CLI use), 13a tokenisation, scaled to [0, 1].
 - numeric_match(pred, gold, tolerance=0.03): 1.0 when some number in the prediction lies within `tolerance`
   (relative) of the gold number, 0.0 when none does, NULL when the gold is not a numeric answer (see `numeric_gold`).
-  Numbers are parsed with sign, parentheses for negatives, thousands separators, currency, % and scale words, so
-  "$1,577 million" = "1.577 billion" and "(12.5)%" = -12.5. A number is compared both scaled and as written
-  (gold "$1577.00" to a question asked "in USD millions" matches a predicted "$1,577 million").
+  Numbers are parsed with sign, parentheses for negatives ("(12.5)%", "(5.2%)"), thousands separators, currency, %
+  and scale words ("$1,577 million" = "1.577 billion"; a one-letter scale only glued: "5m", "$3B"), ranges ("10-12%"
+  matches 11%). A number is compared scaled, as written (gold "$1577.00" to a question asked "in USD millions"
+  matches "$1,577 million") and, for a percentage, as a fraction ("3.2%" = 0.032). Years (2018, FY2022), document
+  types (10-K) and the company 3M are not amounts.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import re
 import string
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 
 # ---- SQuAD normalisation (token F1, exact match) ---------------------------------------------------------------
@@ -132,70 +135,122 @@ _SCALES = {
     "billion": 1e9, "billions": 1e9, "bn": 1e9, "b": 1e9,
     "trillion": 1e12, "trillions": 1e12, "tn": 1e12,
 }
+_NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+"
 _NUMBER = re.compile(
-    r"""
+    rf"""
+    (?<![A-Za-z0-9.,])                          # not glued to a word (FY2022, Q3, 10-K's 10 is handled below)
     (?P<neg>[-\u2212\u2013])?\s*
     (?P<open>\()?\s*
-    (?:(?:US)?\$|USD\s*|€|£|EUR\s*|GBP\s*)?\s*
+    (?P<cur>(?:US)?\$|USD\s*|€|£|EUR\s*|GBP\s*)?\s*
     (?P<neg2>[-\u2212])?
-    (?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)
-    \s*(?P<close>\))?
-    \s*(?P<pct>%|percent\b|per\s+cent\b)?
-    (?:\s*(?P<scale>thousands?|millions?|billions?|trillions?|bn|mn|mm|tn|[kmb])\b)?
+    (?P<num>{_NUM})
+    (?:(?P<pct_low>\s*%)?\s*(?:-|\u2013|to)\s*(?P<high>{_NUM}))?   # a range: 10-12%, 5%-7%, 10 to 12 million
+    (?P<close>\))?
+    (?:\s*(?P<pct>%|percent\b|per\s+cent\b))?
+    (?P<close2>\))?
+    (?:(?P<glued>[kKmMbB]\b|mn\b|bn\b|mm\b|tn\b)                                   # a letter scale: glued (5m, $3B)
+       |\s?(?P<word>thousands?|millions?|billions?|trillions?|mn|bn|mm|tn)\b)?     # a word: at most one space away
+    (?P<after>\s*[A-Za-z']*)
     """,
     re.IGNORECASE | re.VERBOSE,
 )
+_DOC_TYPE = re.compile(r"^-[KQ]\b")  # 10-K, 10-Q, 8-K are document types, not amounts
 _WORD = re.compile(r"[A-Za-z]+")
 # words a numeric gold may carry around its number without becoming a sentence
 _UNIT_WORDS = {"usd", "us", "dollars", "dollar", "eur", "euro", "euros", "gbp", "percent", "per", "cent", "x",
                "times", "days", "years", "shares", "approximately", "about", "roughly", *(_SCALES)}
+# words after "3M" that make it an amount rather than the company
+_AMOUNT_WORDS = {"dollars", "dollar", "usd", "shares", "units", "customers", "users", "employees", "people", "in"}
 MAX_GOLD_WORDS = 3
 
 
-def parse_numbers(text: str | None) -> list[tuple[float, float]]:
-    """Every number in `text` as (value with scale applied, value as written), signs and parentheses applied."""
+@dataclass(frozen=True)
+class Amount:
+    """A number as written in a text: low == high unless it is a range ("10-12%"); sign applied."""
+
+    low: float
+    high: float
+    scale: float = 1.0  # 1e6 for "million", "m", "mn"; 1 without a scale word
+    percent: bool = False
+
+    def readings(self) -> list[tuple[float, float]]:
+        """The (low, high) values it may stand for: scaled, as written (a gold "$1577.00" to a question asked in
+        USD millions matches "$1,577 million"), and a percentage as a fraction ("3.2%" = 0.032)."""
+        out = [(self.low * self.scale, self.high * self.scale)]
+        if self.scale != 1.0:
+            out.append((self.low, self.high))
+        if self.percent:
+            out.append((self.low / 100, self.high / 100))
+        return out
+
+
+def _is_year(m: re.Match[str]) -> bool:
+    """A bare four-digit integer 1900-2099, or a range of two (2019-2021), with no currency, sign, percent or scale,
+    is a year, not an amount."""
+    def year(num: str | None) -> bool:
+        return num is not None and len(num) == 4 and num.isdigit() and 1900 <= int(num) <= 2099
+
+    return (year(m["num"]) and (m["high"] is None or year(m["high"])) and not m["cur"]
+            and not (m["neg"] or m["neg2"] or m["pct"] or m["pct_low"] or m["glued"] or m["word"]))
+
+
+def parse_amounts(text: str | None) -> list[Amount]:
+    """Every amount in `text`: signs and parentheses applied, currency, thousands separators, %, scale words
+    (a letter scale only glued to its number), ranges. Years (2018, FY2022), document types (10-K) and the company
+    3M (an uppercase "3M" with no currency before it and no amount word after it) are not amounts."""
     if not text:
         return []
     out = []
     for m in _NUMBER.finditer(text):
-        value = float(m["num"].replace(",", ""))
-        negative = bool(m["neg"] or m["neg2"] or (m["open"] and m["close"]))
-        if negative:
-            value = -value
-        scale = _SCALES[m["scale"].lower()] if m["scale"] and not m["pct"] else 1.0
-        out.append((value * scale, value))
+        tail = text[m.end("num") if m["high"] is None else m.end("high"):]
+        if _is_year(m) or _DOC_TYPE.match(tail):
+            continue
+        after = re.sub(r"'s$", "", (m["after"] or "").strip().lower())
+        if m["glued"] == "M" and m["num"] == "3" and not m["cur"] and after not in _AMOUNT_WORDS:
+            continue
+        low = float(m["num"].replace(",", ""))
+        high = float(m["high"].replace(",", "")) if m["high"] else low
+        if m["neg"] or m["neg2"] or (m["open"] and (m["close"] or m["close2"])):
+            low, high = -high, -low
+        scale_word = (m["glued"] or m["word"] or "").lower()
+        scale = _SCALES[scale_word] if scale_word and not m["pct"] else 1.0
+        out.append(Amount(low, high, scale, bool(m["pct"] or m["pct_low"])))
     return out
 
 
 def numeric_gold(gold: str | None) -> float | None:
     """The gold answer's number when the gold is a numeric answer, else None.
 
-    A numeric answer holds exactly one number and at most MAX_GOLD_WORDS other words (units and scale words do not
-    count): "$1577.00", "24.26%", "1.9x", "$1,577 million". Sentences that merely contain a number are not numeric
-    answers; ROUGE-L and token F1 score those.
+    A numeric answer holds exactly one amount (not a range) and at most MAX_GOLD_WORDS other words (units and scale
+    words do not count): "$1577.00", "24.26%", "1.9x", "$1,577 million". Sentences that merely contain a number are
+    not numeric answers; ROUGE-L and token F1 score those.
     """
-    nums = parse_numbers(gold)
-    if len(nums) != 1:
+    amounts = parse_amounts(gold)
+    if len(amounts) != 1 or amounts[0].low != amounts[0].high:
         return None
     words = [w for w in _WORD.findall(gold or "") if w.lower() not in _UNIT_WORDS]
     if len(words) > MAX_GOLD_WORDS:
         return None
-    return nums[0][0]
+    return amounts[0].readings()[0][0]
 
 
-def _close(a: float, b: float, tolerance: float) -> bool:
-    if b == 0:
-        return a == 0
-    return abs(a - b) <= tolerance * abs(b)
+def _close(pred: tuple[float, float], gold: tuple[float, float], tolerance: float) -> bool:
+    """The predicted value (or range) reaches the gold value within `tolerance`, relative to the gold."""
+    lo, hi = pred
+    g = gold[0]
+    if g == 0:
+        return lo <= 0 <= hi
+    slack = tolerance * abs(g)
+    return lo - slack <= g <= hi + slack
 
 
 def numeric_match(pred: str | None, gold: str | None, tolerance: float | None = 0.03) -> float | None:
     if gold is None or numeric_gold(gold) is None:
         return None
     tol = 0.03 if tolerance is None else float(tolerance)
-    gold_values = parse_numbers(gold)[0]
-    for p in parse_numbers(pred):
-        if any(_close(pv, gv, tol) for pv in p for gv in gold_values):
+    gold_readings = parse_amounts(gold)[0].readings()
+    for amount in parse_amounts(pred):
+        if any(_close(p, g, tol) for p in amount.readings() for g in gold_readings):
             return 1.0
     return 0.0
 

@@ -14,7 +14,7 @@ from support.paths import PROJECT
 
 from python_jobs.core.lake import Lake
 from python_jobs.judging.metrics import load_metrics
-from python_jobs.warehouse.text_metrics import parse_numbers
+from python_jobs.warehouse.text_metrics import parse_amounts
 
 CLOSED = "gpt-4_closedBook"
 
@@ -81,12 +81,12 @@ def test_replies_are_read_strictly_and_rerun_retries_only_failures(base: dict, w
     assert st(q3, "com")[0] == "failed" and st(q3, "hal")[0] == "failed"
     assert st(q3, "utl") == ("ok", 0.0)
     for q in (q1, q2, q3):  # NAC: judged only when the reference answer holds a number
-        numeric = bool(parse_numbers(base["ref"][q]))
+        numeric = bool(parse_amounts(base["ref"][q]))
         assert st(q, "nac") == (("ok", 1.0) if numeric else ("not_applicable", None))
     for r in j.values():  # a failure never carries a score; every failure says why
         assert (r["status"] == "failed") == (r["error"] is not None)
         assert r["status"] != "failed" or r["raw_score"] is None
-    n_calls = sum(1 for q in (q1, q2, q3) for m in specs if not (m == "nac" and not parse_numbers(base["ref"][q])))
+    n_calls = sum(1 for q in (q1, q2, q3) for m in specs if not (m == "nac" and not parse_amounts(base["ref"][q])))
     assert n_first == n_calls + 1  # the 500 was tried twice (--max-attempts 2)
     # the re-run: same id, same rows; every call from the cache except the failed one, which is tried again
     assert run_id_of(again) == jid and n_second == 2

@@ -19,7 +19,8 @@ from python_jobs.warehouse.text_metrics import (
     lcs_length,
     numeric_gold,
     numeric_match,
-    parse_numbers,
+    Amount,
+    parse_amounts,
     register_duckdb_functions,
     rouge_l_f,
     token_f1,
@@ -106,9 +107,11 @@ def test_numeric_match_hand_worked(pred: str, gold: str, expected: float) -> Non
 
 
 def test_numeric_gold_and_parsing() -> None:
-    assert parse_numbers("$1,577 million") == [(1.577e9, 1577.0)]
-    assert parse_numbers("(12.5)%") == [(-12.5, -12.5)]
-    assert parse_numbers("$(1.2) billion") == [(-1.2e9, -1.2)]
+    assert parse_amounts("$1,577 million") == [Amount(1577.0, 1577.0, 1e6)]
+    assert parse_amounts("$1,577 million")[0].readings() == [(1.577e9, 1.577e9), (1577.0, 1577.0)]
+    assert parse_amounts("(12.5)%") == [Amount(-12.5, -12.5, 1.0, percent=True)]
+    assert parse_amounts("(12.5)%")[0].readings() == [(-12.5, -12.5), (-0.125, -0.125)]
+    assert parse_amounts("$(1.2) billion") == [Amount(-1.2, -1.2, 1e9)]
     assert numeric_gold("$1577.00") == 1577.0
     assert numeric_gold("24.26%") == 24.26
     assert numeric_gold("1.9x") == 1.9
@@ -117,6 +120,32 @@ def test_numeric_gold_and_parsing() -> None:
     assert numeric_gold("Data Center") is None
     assert numeric_match("87%", "87% of the total restructuring liability is related Employee liabilities.") is None
     assert numeric_match("8.8", "8.70", 0.02) == 1.0 and numeric_match("8.9", "8.70", 0.02) == 0.0
+
+
+@pytest.mark.parametrize("pred, gold, expected", [
+    ("3.2%", "0.032", 1.0),  # a percentage is also its fraction
+    ("0.032", "3.2%", 1.0),
+    ("In 2018 the company grew", "$2,000 million", 0.0),  # a year is not an amount (2018 is within 3 % of 2000)
+    ("FY2022 was strong", "2,000", 0.0),
+    ("10-12%", "11%", 1.0),  # a range holds 11 %
+    ("10-12%", "-12%", 0.0),  # and is not "10" and "-12"
+    ("(5.2%)", "-5.2%", 1.0),  # parentheses around a percentage: negative
+    ("3M reported a loss", "$3 million", 0.0),  # the company, not 3 million
+    ("3M's revenue was $32.2 billion", "$32.2 billion", 1.0),
+    ("$3M", "3 million", 1.0),  # with a currency it is an amount
+    ("a 12 m long pipe", "12,000,000", 0.0),  # a one-letter scale only glued to its number
+    ("12m", "12,000,000", 1.0),
+    ("the 10-K reports 7", "10", 0.0),  # a document type is not an amount
+])
+def test_numbers_that_used_to_mislead(pred: str, gold: str, expected: float) -> None:
+    assert numeric_match(pred, gold) == expected
+
+
+def test_what_is_not_an_amount() -> None:
+    assert parse_amounts("In FY2018 and 2019, and over 2019-2021") == []
+    assert numeric_gold("FY2022") is None and numeric_gold("10-12%") is None  # no amount; a range is no single gold
+    assert parse_amounts("3M shares") == [Amount(3.0, 3.0, 1e6)]
+    assert parse_amounts("revenue fell 5%-7%") == [Amount(5.0, 7.0, 1.0, percent=True)]
 
 
 def test_first_words() -> None:
