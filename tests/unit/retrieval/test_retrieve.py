@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from support.models import build_local_cross_encoder
 from support.toy_corpus import DATASET, FLAT, PAGES, PC, QUESTIONS, ranking, results
 
 from python_jobs.core.errors import InputError
@@ -212,8 +213,6 @@ def test_parent_child_needs_child_chunks(toy: Lake):
 # ---- rerank ------------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def cross_encoder_dir(tmp_path_factory) -> Path:
-    from python_jobs.corpus.encoders import build_local_cross_encoder
-
     return build_local_cross_encoder(tmp_path_factory.mktemp("ce") / "minilm-ce", seed=7)
 
 
