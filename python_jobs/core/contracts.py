@@ -19,7 +19,8 @@ import polars as pl
 import yaml
 
 CONTRACTS_YML = Path(__file__).with_name("contracts.yml")
-ORIGIN = {"_file": pl.String, "_line": pl.Int64}  # where each row came from: validation errors name them
+ORIGIN = {"_file": pl.String, "_line": pl.Int64}
+COLUMN_KEYS = {"name", "type", "description", "required", "accepted", "min", "max"}  # where each row came from: validation errors name them
 
 _SCALARS: dict[str, tuple[pl.DataType, str]] = {
     # contract type -> (polars dtype, DuckDB type as dbt documents it)
@@ -139,6 +140,11 @@ def _load(path: Path = CONTRACTS_YML) -> dict[str, Contract]:
     out: dict[str, Contract] = {}
     for table, t in spec["tables"].items():
         raw = [({"name": c} if isinstance(c, str) else dict(c)) for c in t["columns"]]
+        for c in raw:  # an unquoted comma in a flow mapping would silently become a key: refuse it
+            unknown = set(c) - COLUMN_KEYS
+            if unknown:
+                raise ValueError(f"{path}: {table}.{c.get('name')} has unknown keys {sorted(unknown)} "
+                                 "(quote a description that holds a comma)")
         names = [c["name"] for c in raw]
         for implicit in (t["partition"], "created_at"):
             if implicit not in names:
