@@ -82,7 +82,7 @@ def test_financebench_judge_run_marts_and_agreement(base: dict, wh: Path, tmp_pa
 
     # leaderboard: means over ok rows only, -1 enters as 0 on both answer-file metrics
     board = {r[0]: r[1:] for r in warehouse_query(wh, f"""
-        select metric, mean, mean_raw, n_ok, n_not_applicable, n_failed, answer_model, eval_mode, family
+        select metric, mean, mean_raw, n_ok, n_not_applicable, n_failed, answer_model, eval_mode, judge_family
         from mart_judge_leaderboard where judge_run_id = '{jid}'""")}
     ok_c = [json.loads(c)["score"] for c in correctness if c.startswith("{") and c != '{"score": "N/A"}']
     assert board["correctness"][2:6] == (8, 0, 2, "gpt-4")
