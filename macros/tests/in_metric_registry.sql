@@ -5,10 +5,16 @@
     The data-driven form of an accepted_values list of metric names: a metric added to the registry is accepted
     everywhere at once.
 -#}
+with child as (
+
+    select * from {{ model }}
+
+)
+
 select
     child.{{ column_name }}{% if granularity_column %},
     child.{{ granularity_column }}{% endif %}
-from {{ model }} as child
+from child
 left join {{ ref('metrics') }} as metrics
     on metrics.metric = child.{{ column_name }}
     {%- if family %}
