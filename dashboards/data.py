@@ -4,7 +4,8 @@ They read only Parquet: the marts published under <home>/exports/marts (python_j
 row-level artifacts no mart carries (retrieved chunks, answer texts), the lake's own partitions. Each query runs on
 its own in-memory DuckDB connection that is closed at once; the warehouse file is never opened, so the dashboard
 can never hold the lock `dbt build` needs. A function returns None when a mart it needs is not published yet (the
-page then says "no data yet"); metrics are never recomputed here, only selected, pivoted and joined.
+page then says "no data yet"); metrics are never recomputed here, only selected, pivoted and joined. Which metrics
+exist, their labels, order and granularities come from the metric registry (dim_metrics), never from a list here.
 """
 
 from __future__ import annotations
@@ -20,9 +21,6 @@ import polars as pl
 
 EXPORTS = Path("exports") / "marts"
 
-# the retrieval leaderboard's headline metrics, in display order; doc_rec / page_rec exist at their own granularity
-RETRIEVAL_HEADLINE = ("doc_rec", "page_rec", "map", "mrr", "ndcg", "precision", "recall")
-GENERATION_METRICS = ("rouge_l", "token_f1", "exact_match", "bleu", "numeric_match")
 SLICE_DIMENSIONS = ("doc_type", "question_type", "dataset", "task", "topic_l1", "topic_l2", "topic_l3", "company",
                     "sector")
 # what "flipped" means on the run-vs-run page: the question passes (value >= threshold) in one run and not in the
@@ -87,6 +85,49 @@ def _in_list(column: str, values: Sequence[str] | None) -> tuple[str, list[str]]
     return f"{column} in ({', '.join('?' for _ in values)})", list(values)
 
 
+def _pivot_metrics(long: pl.DataFrame, index: list[str], metrics: Sequence[str]) -> pl.DataFrame:
+    """Long (index..., metric, mean) rows as one row per index with a column per metric, in the given order (a
+    metric without a value is a null column)."""
+    if long.is_empty():
+        return long.select(index).with_columns(pl.lit(None, pl.Float64).alias(m) for m in metrics)
+    wide = long.pivot(on="metric", index=index, values="mean", aggregate_function="first")
+    return wide.with_columns(pl.lit(None, pl.Float64).alias(m) for m in metrics if m not in wide.columns) \
+        .select(*index, *metrics)
+
+
+# ---------------------------------------------------------------------------------------------------- metrics
+
+def metric_registry(home: Path) -> pl.DataFrame | None:
+    """Every metric (dim_metrics, the published seed `metrics`): family, label, direction, scale, granularities,
+    trec_eval names, in display order."""
+    return query(home, "select * from dim_metrics order by display_order", marts=["dim_metrics"])
+
+
+def metric_names(home: Path, family: str) -> list[str]:
+    """The registry's metrics of one family (retrieval, lexical, evidence_overlap, judged), in display order."""
+    registry = metric_registry(home)
+    return [] if registry is None else registry.filter(pl.col("family") == family)["metric"].to_list()
+
+
+def metric_granularities(home: Path, metric: str) -> list[str]:
+    """The granularities a metric exists at (doc_rec: doc only), as the registry lists them."""
+    registry = metric_registry(home)
+    if registry is None:
+        return []
+    found = registry.filter(pl.col("metric") == metric)["granularities"].to_list()
+    return list(found[0] or []) if found else []
+
+
+def own_granularity_metrics(home: Path) -> list[tuple[str, str, str]]:
+    """(metric, granularity, label) of the retrieval metrics that exist at one granularity only (the retrieval-gap
+    study's DocRec at doc and PageRec at page): shown at their own granularity whatever the page's choice."""
+    registry = metric_registry(home)
+    if registry is None:
+        return []
+    own = registry.filter((pl.col("family") == "retrieval") & (pl.col("granularities").list.len() == 1))
+    return [(r["metric"], r["granularities"][0], r["label"]) for r in own.iter_rows(named=True)]
+
+
 # ---------------------------------------------------------------------------------------------------- leaderboard
 
 def datasets(home: Path) -> list[str]:
@@ -106,37 +147,53 @@ def retrieval_ks(home: Path) -> list[int]:
 
 def retrieval_leaderboard(home: Path, k: int, granularity: str = "page",
                           datasets_: Sequence[str] | None = None) -> pl.DataFrame | None:
-    """One row per retrieval run: doc_rec@k (doc granularity), page_rec@k (page granularity) and map / mrr / ndcg /
-    precision / recall @k at `granularity`, straight from mart_retrieval_leaderboard."""
+    """One row per retrieval run with a column per retrieval metric of the registry (dim_metrics, in its display
+    order), each metric's mean@k straight from mart_retrieval_leaderboard: a metric that exists at one granularity
+    only (doc_rec at doc, page_rec at page) at its own, every other one at `granularity`."""
     where, params = _in_list("dataset", datasets_)
-    frame = query(home, f"""
-        select
-            run_id, dataset, retriever, condition,
-            max(n_questions) as n_questions,
-            max(mean) filter (where metric = 'doc_rec' and granularity = 'doc') as doc_rec,
-            max(mean) filter (where metric = 'page_rec' and granularity = 'page') as page_rec,
-            {", ".join(f"max(mean) filter (where metric = '{m}' and granularity = ?) as {m}"
-                       for m in RETRIEVAL_HEADLINE[2:])}
-        from mart_retrieval_leaderboard
-        where k = ? and {where}
-        group by run_id, dataset, retriever, condition
-        order by dataset, condition, retriever, run_id
-    """, [*([granularity] * 5), k, *params], marts=["mart_retrieval_leaderboard"])
-    return frame
+    long = query(home, f"""
+        with board as (
+            select * from mart_retrieval_leaderboard where k = ? and {where}
+        ),
+        runs as (
+            select run_id, dataset, retriever, condition, max(n_questions) as n_questions
+            from board
+            group by run_id, dataset, retriever, condition
+        ),
+        shown as (
+            select metric, case when len(granularities) = 1 then granularities[1] else ? end as granularity
+            from dim_metrics
+            where family = 'retrieval'
+        ),
+        cells as (
+            select board.run_id, board.metric, board.mean
+            from board
+            inner join shown on shown.metric = board.metric and shown.granularity = board.granularity
+        )
+        select runs.*, cells.metric, cells.mean
+        from runs
+        inner join cells using (run_id)
+    """, [k, *params, granularity], marts=["mart_retrieval_leaderboard", "dim_metrics"])
+    if long is None:
+        return None
+    board = _pivot_metrics(long, ["run_id", "dataset", "retriever", "condition", "n_questions"],
+                           metric_names(home, "retrieval"))
+    return board.sort("dataset", "condition", "retriever", "run_id", nulls_last=True)
 
 
 def generation_leaderboard(home: Path, datasets_: Sequence[str] | None = None) -> pl.DataFrame | None:
+    """One row per answer run with a column per lexical metric of the registry (mart_generation_leaderboard)."""
     where, params = _in_list("dataset", datasets_)
-    return query(home, f"""
-        select
-            run_id, dataset, model, eval_mode, retrieval_run_id,
-            max(n_questions) as n_questions, max(n_failed) as n_failed,
-            {", ".join(f"max(mean) filter (where metric = '{m}') as {m}" for m in GENERATION_METRICS)}
+    long = query(home, f"""
+        select run_id, dataset, model, eval_mode, retrieval_run_id, n_questions, n_failed, metric, mean
         from mart_generation_leaderboard
         where {where}
-        group by run_id, dataset, model, eval_mode, retrieval_run_id
-        order by dataset, eval_mode, run_id
-    """, params, marts=["mart_generation_leaderboard"])
+    """, params, marts=["mart_generation_leaderboard", "dim_metrics"])
+    if long is None:
+        return None
+    board = _pivot_metrics(long, ["run_id", "dataset", "model", "eval_mode", "retrieval_run_id", "n_questions",
+                                  "n_failed"], metric_names(home, "lexical"))
+    return board.sort("dataset", "eval_mode", "run_id", nulls_last=True)
 
 
 def judge_leaderboard(home: Path, datasets_: Sequence[str] | None = None) -> pl.DataFrame | None:
