@@ -359,15 +359,19 @@ def judge_agreement(home: Path) -> pl.DataFrame | None:
     return query(home, "select * from mart_judge_agreement", marts=["mart_judge_agreement"])
 
 
-def judge_confusion(home: Path, judge_run_id: str | None, label_set: str, metric: str) -> pl.DataFrame | None:
-    """Long confusion counts (judge_class x human_class) of one judge run (or all runs when None) on a label set."""
-    return query(home, """
-        select judge_class, human_class, cast(sum(n) as bigint) as n
+AGREEMENT_KEYS = ("grain", "judge_run_id", "label_set", "metric", "judge_model", "rubric", "answer_model", "eval_mode")
+
+
+def judge_confusion(home: Path, agreement_row: dict[str, Any]) -> pl.DataFrame | None:
+    """The confusion counts (judge_class x human_class) of one mart_judge_agreement row: mart_judge_confusion's
+    matrix with the same grain and keys (counted from the same pairs, so it sums to the row's n)."""
+    where = " and ".join(f"{key} is not distinct from ?" for key in AGREEMENT_KEYS)
+    return query(home, f"""
+        select judge_class, human_class, n
         from mart_judge_confusion
-        where (? is null or judge_run_id = ?) and label_set = ? and metric = ?
-        group by judge_class, human_class
-        order by min(judge_class_order), min(human_class_order)
-    """, [judge_run_id, judge_run_id, label_set, metric], marts=["mart_judge_confusion"])
+        where {where}
+        order by judge_class_order, human_class_order
+    """, [agreement_row[key] for key in AGREEMENT_KEYS], marts=["mart_judge_confusion"])
 
 
 # ---------------------------------------------------------------------------------------------------- drill-down
