@@ -395,16 +395,13 @@ def gold_evidence(home: Path, question_id: str) -> pl.DataFrame | None:
 
 
 def retrieved_chunks(home: Path, question_id: str) -> pl.DataFrame | None:
-    """Every retrieval run's ranked results for the question, with the chunk text and hit marks against the gold
-    evidence: doc_hit (the chunk's document is a gold document) and chunk_hit (the chunk is named by the evidence, or
-    covers a gold page of the gold document: the chunk-relevance rule of int_retrieval_judgments)."""
+    """Every retrieval run's ranked results for the question with the chunk text and the hit marks the metrics use,
+    read from fct_retrieval_results_judged (never re-decided here): chunk_hit (the chunk is relevant: named by the
+    evidence, or covering a gold page of the gold document), page_hit (it covers a gold page), doc_hit (its document
+    is a gold document), and each unit's rank. Chunk texts from the lake."""
     return query(home, """
-        with evidence as (
-            select doc_id, page_number, chunk_id from fct_evidence where question_id = ? and relevance > 0
-        ),
-        results as (
-            select run_id, rank, chunk_id, doc_id, page_start, page_end, score
-            from lake_retrieval_results where question_id = ?
+        with results as (
+            select * from fct_retrieval_results_judged where question_id = ?
         ),
         texts as (
             select chunk_id, text from lake_chunks where chunk_id in (select chunk_id from results)
@@ -412,24 +409,24 @@ def retrieved_chunks(home: Path, question_id: str) -> pl.DataFrame | None:
         select
             results.run_id,
             results.rank,
+            results.result_position,
             results.chunk_id,
             results.doc_id,
             results.page_start,
             results.page_end,
             results.score,
-            exists (select 1 from evidence where evidence.doc_id = results.doc_id) as doc_hit,
-            exists (
-                select 1 from evidence
-                where evidence.chunk_id = results.chunk_id
-                   or (evidence.chunk_id is null and evidence.doc_id = results.doc_id
-                       and evidence.page_number between results.page_start
-                                                    and coalesce(results.page_end, results.page_start))
-            ) as chunk_hit,
+            results.is_chunk_relevant as chunk_hit,
+            results.chunk_relevance,
+            results.is_page_relevant as page_hit,
+            results.is_doc_relevant as doc_hit,
+            results.chunk_rank,
+            results.page_rank,
+            results.doc_rank,
             texts.text
         from results
         left join texts using (chunk_id)
-        order by results.run_id, results.rank
-    """, [question_id, question_id], marts=["fct_evidence"], lake=["retrieval_results", "chunks"])
+        order by results.run_id, results.result_position
+    """, [question_id], marts=["fct_retrieval_results_judged"], lake=["chunks"])
 
 
 def answers(home: Path, question_id: str) -> pl.DataFrame | None:
