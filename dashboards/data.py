@@ -431,8 +431,13 @@ def retrieved_chunks(home: Path, question_id: str) -> pl.DataFrame | None:
 
 def answers(home: Path, question_id: str) -> pl.DataFrame | None:
     """Every answer run's answer to the question (the lake's full text), with its lexical scores from
-    fct_generation_question_scores."""
-    return query(home, """
+    fct_generation_question_scores: one column per lexical metric of the registry, in its order."""
+    registry = metric_registry(home)
+    if registry is None:
+        return None
+    lexical = registry.filter(pl.col("family") == "lexical").select("metric", "score_column").rows()
+    scores = "".join(f',\n            scores."{column}" as "{metric}"' for metric, column in lexical)
+    return query(home, f"""
         with runs as (
             select run_id, model, eval_mode, retrieval_run_id from lake_generation_runs
         )
@@ -442,11 +447,7 @@ def answers(home: Path, question_id: str) -> pl.DataFrame | None:
             runs.eval_mode,
             runs.retrieval_run_id,
             lake_answers.answer,
-            lake_answers.error,
-            scores.rouge_l,
-            scores.token_f1,
-            scores.exact_match,
-            scores.numeric_match
+            lake_answers.error{scores}
         from lake_answers
         left join runs using (run_id)
         left join fct_generation_question_scores as scores
