@@ -4,7 +4,8 @@ They read only Parquet: the marts published under <home>/exports/marts (python_j
 row-level artifacts no mart carries (retrieved chunks, answer texts), the lake's own partitions. Each query runs on
 its own in-memory DuckDB connection that is closed at once; the warehouse file is never opened, so the dashboard
 can never hold the lock `dbt build` needs. A function returns None when a mart it needs is not published yet (the
-page then says "no data yet"); metrics are never recomputed here, only selected, pivoted and joined.
+page then says "no data yet"); metrics are never recomputed here, only selected, pivoted and joined. Which metrics
+exist, their labels, order and granularities come from the metric registry (dim_metrics), never from a list here.
 """
 
 from __future__ import annotations
@@ -20,9 +21,6 @@ import polars as pl
 
 EXPORTS = Path("exports") / "marts"
 
-# the retrieval leaderboard's headline metrics, in display order; doc_rec / page_rec exist at their own granularity
-RETRIEVAL_HEADLINE = ("doc_rec", "page_rec", "map", "mrr", "ndcg", "precision", "recall")
-GENERATION_METRICS = ("rouge_l", "token_f1", "exact_match", "bleu", "numeric_match")
 SLICE_DIMENSIONS = ("doc_type", "question_type", "dataset", "task", "topic_l1", "topic_l2", "topic_l3", "company",
                     "sector")
 # what "flipped" means on the run-vs-run page: the question passes (value >= threshold) in one run and not in the
@@ -87,6 +85,49 @@ def _in_list(column: str, values: Sequence[str] | None) -> tuple[str, list[str]]
     return f"{column} in ({', '.join('?' for _ in values)})", list(values)
 
 
+def _pivot_metrics(long: pl.DataFrame, index: list[str], metrics: Sequence[str]) -> pl.DataFrame:
+    """Long (index..., metric, mean) rows as one row per index with a column per metric, in the given order (a
+    metric without a value is a null column)."""
+    if long.is_empty():
+        return long.select(index).with_columns(pl.lit(None, pl.Float64).alias(m) for m in metrics)
+    wide = long.pivot(on="metric", index=index, values="mean", aggregate_function="first")
+    return wide.with_columns(pl.lit(None, pl.Float64).alias(m) for m in metrics if m not in wide.columns) \
+        .select(*index, *metrics)
+
+
+# ---------------------------------------------------------------------------------------------------- metrics
+
+def metric_registry(home: Path) -> pl.DataFrame | None:
+    """Every metric (dim_metrics, the published seed `metrics`): family, label, direction, scale, granularities,
+    trec_eval names, in display order."""
+    return query(home, "select * from dim_metrics order by display_order", marts=["dim_metrics"])
+
+
+def metric_names(home: Path, family: str) -> list[str]:
+    """The registry's metrics of one family (retrieval, lexical, evidence_overlap, judged), in display order."""
+    registry = metric_registry(home)
+    return [] if registry is None else registry.filter(pl.col("family") == family)["metric"].to_list()
+
+
+def metric_granularities(home: Path, metric: str) -> list[str]:
+    """The granularities a metric exists at (doc_rec: doc only), as the registry lists them."""
+    registry = metric_registry(home)
+    if registry is None:
+        return []
+    found = registry.filter(pl.col("metric") == metric)["granularities"].to_list()
+    return list(found[0] or []) if found else []
+
+
+def own_granularity_metrics(home: Path) -> list[tuple[str, str, str]]:
+    """(metric, granularity, label) of the retrieval metrics that exist at one granularity only (the retrieval-gap
+    study's DocRec at doc and PageRec at page): shown at their own granularity whatever the page's choice."""
+    registry = metric_registry(home)
+    if registry is None:
+        return []
+    own = registry.filter((pl.col("family") == "retrieval") & (pl.col("granularities").list.len() == 1))
+    return [(r["metric"], r["granularities"][0], r["label"]) for r in own.iter_rows(named=True)]
+
+
 # ---------------------------------------------------------------------------------------------------- leaderboard
 
 def datasets(home: Path) -> list[str]:
@@ -106,37 +147,53 @@ def retrieval_ks(home: Path) -> list[int]:
 
 def retrieval_leaderboard(home: Path, k: int, granularity: str = "page",
                           datasets_: Sequence[str] | None = None) -> pl.DataFrame | None:
-    """One row per retrieval run: doc_rec@k (doc granularity), page_rec@k (page granularity) and map / mrr / ndcg /
-    precision / recall @k at `granularity`, straight from mart_retrieval_leaderboard."""
+    """One row per retrieval run with a column per retrieval metric of the registry (dim_metrics, in its display
+    order), each metric's mean@k straight from mart_retrieval_leaderboard: a metric that exists at one granularity
+    only (doc_rec at doc, page_rec at page) at its own, every other one at `granularity`."""
     where, params = _in_list("dataset", datasets_)
-    frame = query(home, f"""
-        select
-            run_id, dataset, retriever, condition,
-            max(n_questions) as n_questions,
-            max(mean) filter (where metric = 'doc_rec' and granularity = 'doc') as doc_rec,
-            max(mean) filter (where metric = 'page_rec' and granularity = 'page') as page_rec,
-            {", ".join(f"max(mean) filter (where metric = '{m}' and granularity = ?) as {m}"
-                       for m in RETRIEVAL_HEADLINE[2:])}
-        from mart_retrieval_leaderboard
-        where k = ? and {where}
-        group by run_id, dataset, retriever, condition
-        order by dataset, condition, retriever, run_id
-    """, [*([granularity] * 5), k, *params], marts=["mart_retrieval_leaderboard"])
-    return frame
+    long = query(home, f"""
+        with board as (
+            select * from mart_retrieval_leaderboard where k = ? and {where}
+        ),
+        runs as (
+            select run_id, dataset, retriever, condition, max(n_questions) as n_questions
+            from board
+            group by run_id, dataset, retriever, condition
+        ),
+        shown as (
+            select metric, case when len(granularities) = 1 then granularities[1] else ? end as granularity
+            from dim_metrics
+            where family = 'retrieval'
+        ),
+        cells as (
+            select board.run_id, board.metric, board.mean
+            from board
+            inner join shown on shown.metric = board.metric and shown.granularity = board.granularity
+        )
+        select runs.*, cells.metric, cells.mean
+        from runs
+        inner join cells using (run_id)
+    """, [k, *params, granularity], marts=["mart_retrieval_leaderboard", "dim_metrics"])
+    if long is None:
+        return None
+    board = _pivot_metrics(long, ["run_id", "dataset", "retriever", "condition", "n_questions"],
+                           metric_names(home, "retrieval"))
+    return board.sort("dataset", "condition", "retriever", "run_id", nulls_last=True)
 
 
 def generation_leaderboard(home: Path, datasets_: Sequence[str] | None = None) -> pl.DataFrame | None:
+    """One row per answer run with a column per lexical metric of the registry (mart_generation_leaderboard)."""
     where, params = _in_list("dataset", datasets_)
-    return query(home, f"""
-        select
-            run_id, dataset, model, eval_mode, retrieval_run_id,
-            max(n_questions) as n_questions, max(n_failed) as n_failed,
-            {", ".join(f"max(mean) filter (where metric = '{m}') as {m}" for m in GENERATION_METRICS)}
+    long = query(home, f"""
+        select run_id, dataset, model, eval_mode, retrieval_run_id, n_questions, n_failed, metric, mean
         from mart_generation_leaderboard
         where {where}
-        group by run_id, dataset, model, eval_mode, retrieval_run_id
-        order by dataset, eval_mode, run_id
-    """, params, marts=["mart_generation_leaderboard"])
+    """, params, marts=["mart_generation_leaderboard", "dim_metrics"])
+    if long is None:
+        return None
+    board = _pivot_metrics(long, ["run_id", "dataset", "model", "eval_mode", "retrieval_run_id", "n_questions",
+                                  "n_failed"], metric_names(home, "lexical"))
+    return board.sort("dataset", "eval_mode", "run_id", nulls_last=True)
 
 
 def judge_leaderboard(home: Path, datasets_: Sequence[str] | None = None) -> pl.DataFrame | None:
@@ -302,15 +359,19 @@ def judge_agreement(home: Path) -> pl.DataFrame | None:
     return query(home, "select * from mart_judge_agreement", marts=["mart_judge_agreement"])
 
 
-def judge_confusion(home: Path, judge_run_id: str | None, label_set: str, metric: str) -> pl.DataFrame | None:
-    """Long confusion counts (judge_class x human_class) of one judge run (or all runs when None) on a label set."""
-    return query(home, """
-        select judge_class, human_class, cast(sum(n) as bigint) as n
+AGREEMENT_KEYS = ("grain", "judge_run_id", "label_set", "metric", "judge_model", "rubric", "answer_model", "eval_mode")
+
+
+def judge_confusion(home: Path, agreement_row: dict[str, Any]) -> pl.DataFrame | None:
+    """The confusion counts (judge_class x human_class) of one mart_judge_agreement row: mart_judge_confusion's
+    matrix with the same grain and keys (counted from the same pairs, so it sums to the row's n)."""
+    where = " and ".join(f"{key} is not distinct from ?" for key in AGREEMENT_KEYS)
+    return query(home, f"""
+        select judge_class, human_class, n
         from mart_judge_confusion
-        where (? is null or judge_run_id = ?) and label_set = ? and metric = ?
-        group by judge_class, human_class
-        order by min(judge_class_order), min(human_class_order)
-    """, [judge_run_id, judge_run_id, label_set, metric], marts=["mart_judge_confusion"])
+        where {where}
+        order by judge_class_order, human_class_order
+    """, [agreement_row[key] for key in AGREEMENT_KEYS], marts=["mart_judge_confusion"])
 
 
 # ---------------------------------------------------------------------------------------------------- drill-down
@@ -334,16 +395,13 @@ def gold_evidence(home: Path, question_id: str) -> pl.DataFrame | None:
 
 
 def retrieved_chunks(home: Path, question_id: str) -> pl.DataFrame | None:
-    """Every retrieval run's ranked results for the question, with the chunk text and hit marks against the gold
-    evidence: doc_hit (the chunk's document is a gold document) and chunk_hit (the chunk is named by the evidence, or
-    covers a gold page of the gold document: the chunk-relevance rule of int_retrieval_judgments)."""
+    """Every retrieval run's ranked results for the question with the chunk text and the hit marks the metrics use,
+    read from fct_retrieval_results_judged (never re-decided here): chunk_hit (the chunk is relevant: named by the
+    evidence, or covering a gold page of the gold document), page_hit (it covers a gold page), doc_hit (its document
+    is a gold document), and each unit's rank. Chunk texts from the lake."""
     return query(home, """
-        with evidence as (
-            select doc_id, page_number, chunk_id from fct_evidence where question_id = ? and relevance > 0
-        ),
-        results as (
-            select run_id, rank, chunk_id, doc_id, page_start, page_end, score
-            from lake_retrieval_results where question_id = ?
+        with results as (
+            select * from fct_retrieval_results_judged where question_id = ?
         ),
         texts as (
             select chunk_id, text from lake_chunks where chunk_id in (select chunk_id from results)
@@ -351,30 +409,35 @@ def retrieved_chunks(home: Path, question_id: str) -> pl.DataFrame | None:
         select
             results.run_id,
             results.rank,
+            results.result_position,
             results.chunk_id,
             results.doc_id,
             results.page_start,
             results.page_end,
             results.score,
-            exists (select 1 from evidence where evidence.doc_id = results.doc_id) as doc_hit,
-            exists (
-                select 1 from evidence
-                where evidence.chunk_id = results.chunk_id
-                   or (evidence.chunk_id is null and evidence.doc_id = results.doc_id
-                       and evidence.page_number between results.page_start
-                                                    and coalesce(results.page_end, results.page_start))
-            ) as chunk_hit,
+            results.is_chunk_relevant as chunk_hit,
+            results.chunk_relevance,
+            results.is_page_relevant as page_hit,
+            results.is_doc_relevant as doc_hit,
+            results.chunk_rank,
+            results.page_rank,
+            results.doc_rank,
             texts.text
         from results
         left join texts using (chunk_id)
-        order by results.run_id, results.rank
-    """, [question_id, question_id], marts=["fct_evidence"], lake=["retrieval_results", "chunks"])
+        order by results.run_id, results.result_position
+    """, [question_id], marts=["fct_retrieval_results_judged"], lake=["chunks"])
 
 
 def answers(home: Path, question_id: str) -> pl.DataFrame | None:
     """Every answer run's answer to the question (the lake's full text), with its lexical scores from
-    fct_generation_question_scores."""
-    return query(home, """
+    fct_generation_question_scores: one column per lexical metric of the registry, in its order."""
+    registry = metric_registry(home)
+    if registry is None:
+        return None
+    lexical = registry.filter(pl.col("family") == "lexical").select("metric", "score_column").rows()
+    scores = "".join(f',\n            scores."{column}" as "{metric}"' for metric, column in lexical)
+    return query(home, f"""
         with runs as (
             select run_id, model, eval_mode, retrieval_run_id from lake_generation_runs
         )
@@ -384,11 +447,7 @@ def answers(home: Path, question_id: str) -> pl.DataFrame | None:
             runs.eval_mode,
             runs.retrieval_run_id,
             lake_answers.answer,
-            lake_answers.error,
-            scores.rouge_l,
-            scores.token_f1,
-            scores.exact_match,
-            scores.numeric_match
+            lake_answers.error{scores}
         from lake_answers
         left join runs using (run_id)
         left join fct_generation_question_scores as scores

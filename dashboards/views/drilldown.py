@@ -49,15 +49,17 @@ chunks = data.retrieved_chunks(home, question_id)
 if chunks is None or chunks.is_empty():
     st.write("No retrieval run retrieved for this question.")
 else:
-    st.caption("hit: the chunk is gold evidence or covers a gold page of the gold document; doc: the chunk's "
-               "document is a gold document.")
+    st.caption("As the retrieval metrics judge them (fct_retrieval_results_judged): hit = the chunk is relevant "
+               "(named by the gold evidence, or covering a gold page of the gold document); page = it covers a gold "
+               "page; doc = its document is a gold document. rank = the result's position in the run's ranking.")
     for run_id in chunks["run_id"].unique(maintain_order=True):
         run_chunks = chunks.filter(pl.col("run_id") == run_id)
         n_hits = int(run_chunks["chunk_hit"].sum())
         st.subheader(f"{run_id} — {n_hits} hit(s) in {run_chunks.height}")
         ui.show_table(run_chunks.select(
-            "rank",
+            pl.col("result_position").alias("rank"),
             pl.when(pl.col("chunk_hit")).then(pl.lit("✓ hit")).otherwise(pl.lit("✗ miss")).alias("hit"),
+            pl.when(pl.col("page_hit")).then(pl.lit("✓")).otherwise(pl.lit("✗")).alias("page"),
             pl.when(pl.col("doc_hit")).then(pl.lit("✓")).otherwise(pl.lit("✗")).alias("doc"),
             "doc_id",
             pl.format("{}-{}", "page_start", pl.coalesce("page_end", "page_start")).alias("pages"),

@@ -38,15 +38,18 @@ with cols[1]:
     judge_run = ui.pick("Judge run", judge_runs or [None], key="judge_run", param="judge_run",
                         format_func=lambda r: "all judge runs" if r is None else r)
 
-row = runs_here.filter(pl.col("judge_run_id").eq_missing(judge_run)).head(1)
+# one judge run, or "all judge runs": the judge model's pooled row over every run, eval mode and answer model (an
+# answer judged by several runs counts once there, with its latest judgment)
+grain = "judge_run" if judge_run is not None else "judge_model_overall"
+row = runs_here.filter(pl.col("judge_run_id").eq_missing(judge_run) & (pl.col("grain") == grain)).head(1)
+confusion = None
 if row.height:
     r = row.row(0, named=True)
     c = st.columns(3)
     c[0].metric("Questions labelled by both", r["n"])
     c[1].metric("Accuracy", ui.fmt(r["accuracy"]))
     c[2].metric("Cohen's kappa", ui.fmt(r["kappa"]))
-
-confusion = data.judge_confusion(home, judge_run, label_set, metric)
+    confusion = data.judge_confusion(home, r)
 st.header("Confusion matrix")
 if confusion is None or confusion.is_empty():
     ui.no_data("no confusion counts for this selection")

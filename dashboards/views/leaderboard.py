@@ -26,11 +26,13 @@ else:
     left, right = st.columns(2)
     with left:
         k = ui.pick("k (0 = the whole ranking)", ks, key="k", param="k", default=5)
+    own = data.own_granularity_metrics(home)  # doc_rec / page_rec: shown at their own granularity
     with right:
-        granularity = ui.pick("Granularity of map / mrr / ndcg / precision / recall", ["page", "doc", "chunk"],
-                              key="granularity", param="granularity")
+        granularity = ui.pick("Granularity of the other metrics", ["page", "doc", "chunk"], key="granularity",
+                              param="granularity")
     board = data.retrieval_leaderboard(home, k, granularity, chosen)
-    st.caption(f"doc_rec = DocRec@{k}, page_rec = PageRec@{k}; the other metrics @{k} at {granularity} level. "
+    st.caption("".join(f"{metric} = {label}@{k} ({g} level); " for metric, g, label in own)
+               + f"the other metrics @{k} at {granularity} level. "
                "Means over the questions each run retrieved for (mart_retrieval_leaderboard).")
     if board is None or board.is_empty():
         ui.no_data("no retrieval run for these datasets")

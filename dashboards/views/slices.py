@@ -51,7 +51,9 @@ if kind == "Retrieval":
 
     st.caption(f"Run **{run_id}**; means over the questions of each slice (mart_retrieval_by_slice), its "
                "Oracle-Doc / Oracle-Page counterparts' means on the same slice beside it (as paired in mart_oracle_gap).")
-    for metric, granularity, title in [("doc_rec", "doc", f"DocRec@{k}"), ("page_rec", "page", f"PageRec@{k}")]:
+    # the retrieval-gap study's DocRec@k / PageRec@k: the registry's metrics that exist at one granularity only
+    for metric, granularity, label in data.own_granularity_metrics(home):
+        title = f"{label}@{k}"
         st.header(f"{title} by {dimension}")
         gap = data.oracle_gap(home, run_id, metric, granularity, k)
         if gap is not None and gap.height:
@@ -72,10 +74,11 @@ if kind == "Retrieval":
     st.header(f"Any metric by {dimension}")
     cols = st.columns(2)
     with cols[0]:
-        metric = ui.pick("Metric", list(data.RETRIEVAL_HEADLINE) + ["map_retrieved"], key="metric", param="metric",
+        metric = ui.pick("Metric", data.metric_names(home, "retrieval"), key="metric", param="metric",
                          default="ndcg")
     with cols[1]:
-        granularity = ui.pick("Granularity", ["page", "doc", "chunk"], key="granularity", param="granularity")
+        granularity = ui.pick("Granularity", data.metric_granularities(home, metric), key="granularity",
+                              param="granularity", default="page")
     frame = data.retrieval_slices(home, run_id, dimension, metric, granularity, k)
     if frame is None or frame.is_empty():
         ui.no_data(f"no {metric} at {granularity} level by {dimension} for this run")
@@ -94,7 +97,7 @@ else:
     with cols[1]:
         dimension = ui.pick("Dimension", list(data.SLICE_DIMENSIONS), key="answer_dimension", param="dimension")
     with cols[2]:
-        metric = ui.pick("Metric", list(data.GENERATION_METRICS), key="answer_metric", param="metric")
+        metric = ui.pick("Metric", data.metric_names(home, "lexical"), key="answer_metric", param="metric")
     frame = data.generation_slices(home, run_id, dimension, metric)
     st.header(f"{metric} by {dimension}")
     st.caption(f"Answer run **{run_id}** (mart_generation_by_slice).")

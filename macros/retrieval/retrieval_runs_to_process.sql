@@ -43,29 +43,16 @@ delete from {{ this }} where run_id not in (select run_id from {{ ref('int_retri
 {% endmacro %}
 
 
-{% macro retrieval_metric_columns() %}
-{#- per-question score column -> the name of its mean in the marts -#}
-{{ return([
-    ('ap', 'map'),
-    ('ap_retrieved', 'map_retrieved'),
-    ('rr', 'mrr'),
-    ('ndcg', 'ndcg'),
-    ('precision', 'precision'),
-    ('recall', 'recall'),
-    ('doc_rec', 'doc_rec'),
-    ('page_rec', 'page_rec'),
-]) }}
-{% endmacro %}
-
-
 {% macro retrieval_metric_means() %}
 {#-
-    The aggregates behind every retrieval mean, for a select grouped by run (and slice): each metric's mean over the
-    questions in the run, and the trec_eval -c "complete" mean where qrels questions missing from the run count 0.
+    The aggregates behind every retrieval mean, for a select grouped by run (and slice) over
+    fct_retrieval_question_scores: each retrieval metric of the registry (metric_columns('retrieval'); the calling
+    model declares `-- depends_on: {{ ref('metrics') }}`), its mean over the questions in the run, and the trec_eval
+    -c "complete" mean where qrels questions missing from the run count 0.
 -#}
         count(*) filter (where question_in_run) as n_questions,
         count(*) as n_questions_complete,
-        {%- for column, metric in retrieval_metric_columns() %}
+        {%- for column, metric in metric_columns('retrieval') %}
         avg({{ column }}) filter (where question_in_run) as {{ metric }}__mean,
         avg({{ column }}) as {{ metric }}__mean_complete{{ "," if not loop.last }}
         {%- endfor %}
@@ -73,8 +60,11 @@ delete from {{ this }} where run_id not in (select run_id from {{ ref('int_retri
 
 
 {% macro retrieval_unpivot_means(relation, keys, where='true') %}
-{#- The wide `<metric>__mean` columns of retrieval_metric_means() as long rows: keys..., metric, k, means, counts. -#}
-    {%- for column, metric in retrieval_metric_columns() %}
+{#-
+    The wide `<metric>__mean` columns of retrieval_metric_means() as long rows: keys..., metric, k, means, counts;
+    a metric's rows where it is undefined (doc_rec at page level: mean_complete null) are left out.
+-#}
+    {%- for column, metric in metric_columns('retrieval') %}
     select
         {{ keys | join(',\n        ') }},
         '{{ metric }}' as metric,

@@ -18,7 +18,7 @@ from python_jobs.llm.config import LLMConfig
 
 @click.command("judge")
 @click.option("--answer-run", "answer_run_id", required=True, help="The answer run to judge.")
-@click.option("--metrics", default=None, help="Comma list of metrics (seeds/judge_metrics.csv) "
+@click.option("--metrics", default=None, help="Comma list of judged metrics (seeds/metrics.csv) "
               "[default: all that apply to the run].")
 @click.option("--rubric", "rubric_values", multiple=True, help="METRIC=TEMPLATE: another rubric prompt for a metric "
               "(name under prompts/ or a path; repeatable).")

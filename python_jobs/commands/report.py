@@ -1,8 +1,9 @@
 """`finrag report --run-id ID`: a retrieval run's metrics, read from the marts the last `dbt build` published.
 
-    --format trec    trec_eval's layout, `measure<TAB>all<TAB>value` (num_q, num_ret, num_rel, num_rel_ret, map,
-                     recip_rank, P_k, recall_k, ndcg, ndcg_cut_k, map_cut_k for every k of var retrieval_ks), at
-                     full precision (12 decimals instead of trec_eval's 4)
+    --format trec    trec_eval's layout, `measure<TAB>all<TAB>value` (num_q, num_ret, num_rel, num_rel_ret, and
+                     the trec_eval measures the metric registry names - map, map_cut_k, recip_rank, ndcg,
+                     ndcg_cut_k, P_k, recall_k for every k of var retrieval_ks), at full precision (12 decimals
+                     instead of trec_eval's 4)
     --format table   the leaderboard rows (or, with --slice, the by-slice rows) as a table
     --format json    the same rows as JSON
 

@@ -1,4 +1,10 @@
-"""The judged metrics and their scales, read from the metric registry seed (one source of truth with dbt)."""
+"""The judged metrics and their scales: the `judged` rows of the metric registry, seeds/metrics.csv.
+
+The registry lists every metric of the warehouse once (retrieval, lexical, evidence overlap, judged); dbt reads the
+same file (fct_judge_scores normalises with its scales, dim_metrics publishes it), so the judge, the human-label
+import and the marts cannot disagree on a scale. Only the judged rows are read here; the judged-only columns
+(judge_family, na_value, needs_passages, needs_numeric_reference, continuous) are required on them.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +16,8 @@ from pathlib import Path
 
 from python_jobs.core.config import PROJECT_DIR
 
-SEED = PROJECT_DIR / "seeds" / "judge_metrics.csv"
+SEED = PROJECT_DIR / "seeds" / "metrics.csv"
+JUDGED = "judged"  # the registry family read here
 
 
 # the answer-file guideline: only the first 300 words of an answer and the first 10 passages are judged
@@ -23,7 +30,7 @@ MAX_PASSAGES = 10
 @dataclass(frozen=True)
 class MetricSpec:
     metric: str
-    family: str
+    judge_family: str  # omnieval / answer_file: whose rubric (the answer-file metrics see only 300 words)
     label: str
     scale_min: float
     scale_max: float
@@ -60,13 +67,17 @@ def _bool(text: str, where: str) -> bool:
 
 @lru_cache(maxsize=4)
 def load_metrics(path: Path = SEED) -> dict[str, MetricSpec]:
-    """The seed's metrics by name, in the seed's order."""
+    """The registry's judged metrics by name, in the registry's order."""
     out: dict[str, MetricSpec] = {}
     with open(path, newline="") as fh:
         for i, r in enumerate(csv.DictReader(fh), start=2):
+            if r["family"] != JUDGED:
+                continue
             where = f"{path.name} line {i}"
+            if not r["judge_family"].strip():
+                raise ValueError(f"{where}: a judged metric needs its judge_family")
             spec = MetricSpec(
-                metric=r["metric"], family=r["family"], label=r["label"], scale_min=float(r["scale_min"]),
+                metric=r["metric"], judge_family=r["judge_family"], label=r["label"], scale_min=float(r["scale_min"]),
                 scale_max=float(r["scale_max"]), na_value=float(r["na_value"]) if r["na_value"].strip() else None,
                 needs_passages=_bool(r["needs_passages"], where),
                 needs_numeric_reference=_bool(r["needs_numeric_reference"], where),

@@ -2,8 +2,9 @@
 
     finrag judge --answer-run A [--metrics correctness,faithfulness] [--judge-model M] [--limit N] [--question-id Q]
 
-- Metrics and their scales come from seeds/judge_metrics.csv (python_jobs/judging.py). Default metrics: every metric
-  that applies to the run (those needing passages are left out when the run has none at all, e.g. closed book).
+- Metrics and their scales come from the judged rows of the metric registry, seeds/metrics.csv (judging/metrics.py).
+  Default metrics: every metric that applies to the run (those needing passages are left out when the run has none
+  at all, e.g. closed book).
 - One rubric prompt per metric, prompts/judge_<metric>_v1.txt (--rubric METRIC=NAME_OR_PATH swaps one). Each
   template's name@hash goes into judge_runs.rubric_version, and the answer run, judge model, metrics, rubric hashes
   and every parameter into the default judge_run_id `<answer run>-judge-<hash10>`: a re-run replaces its own partition
@@ -160,7 +161,7 @@ def not_applicable(item: Item, spec: MetricSpec) -> str | None:
 
 def render(tpl: PromptTemplate, spec: MetricSpec, item: Item, budget: Budget, passage_tokens: int):
     answer = item.answer or ""
-    if spec.family == "answer_file":
+    if spec.judge_family == "answer_file":
         answer = first_words(answer, ANSWER_FILE_WORDS) or ""
     passages = item.passages[:MAX_PASSAGES]
     per = max(passage_tokens // max(len(passages), 1), 32)

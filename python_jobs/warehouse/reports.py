@@ -1,12 +1,15 @@
 """`finrag report --run-id ID`: a retrieval run's metrics, read from the marts the last `dbt build` published.
 
-    --format trec    trec_eval's layout, `measure<TAB>all<TAB>value` (num_q, num_ret, num_rel, num_rel_ret, map,
-                     recip_rank, P_k, recall_k, ndcg, ndcg_cut_k, map_cut_k for every k of var retrieval_ks), at
-                     full precision (12 decimals instead of trec_eval's 4)
+    --format trec    trec_eval's layout, `measure<TAB>all<TAB>value`: num_q, num_ret, num_rel, num_rel_ret, then
+                     each retrieval metric that has a trec_eval name in the metric registry (dim_metrics, in its
+                     display order): its whole-ranking measure (trec_eval_name: map, recip_rank, ndcg) and its cut
+                     measures <trec_eval_cut_name>_k for every k > 0 of var retrieval_ks (map_cut_k, ndcg_cut_k, P_k,
+                     recall_k), at full precision (12 decimals instead of trec_eval's 4)
     --format table   the leaderboard rows (or, with --slice, the by-slice rows) as a table
     --format json    the same rows as JSON
 
-Nothing is computed here: every number is a mart value, so the report and the SQL marts cannot disagree.
+Nothing is computed here: every number is a mart value, so the report and the SQL marts cannot disagree; and no
+measure name is written here: they are the registry's, so a metric given a trec_eval name there is reported.
 """
 
 from __future__ import annotations
@@ -22,10 +25,6 @@ from python_jobs.core.config import warehouse_db, warehouse_home
 from python_jobs.core.errors import InputError
 
 GRANULARITIES = ("chunk", "page", "doc")
-# mart metric -> trec_eval measure prefix (k = 0 is trec_eval's whole-ranking measure)
-TREC_MEASURES = {"map": ("map", "map_cut"), "mrr": ("recip_rank", None), "ndcg": ("ndcg", "ndcg_cut"),
-                 "precision": (None, "P"), "recall": (None, "recall")}
-TREC_ORDER = ("map", "recip_rank", "P", "recall", "ndcg", "ndcg_cut", "map_cut")
 
 
 def _query(sql: str, params: Sequence[object] = ()) -> pl.DataFrame:
@@ -58,8 +57,19 @@ def leaderboard(run_id: str) -> pl.DataFrame:
     return frame
 
 
+def trec_measures() -> list[tuple[str, str | None, str | None]]:
+    """(metric, trec_eval whole-ranking measure, trec_eval cut measure prefix) of every retrieval metric the
+    registry gives a trec_eval name (dim_metrics), in its display order."""
+    frame = _query(
+        "select metric, trec_eval_name, trec_eval_cut_name from dim_metrics where family = 'retrieval' "
+        "and (trec_eval_name is not null or trec_eval_cut_name is not null) order by display_order"
+    )
+    return [tuple(row) for row in frame.iter_rows()]
+
+
 def trec_lines(run_id: str, granularity: str, complete: bool) -> list[tuple[str, str]]:
-    """(measure, value) pairs in trec_eval's order."""
+    """(measure, value) pairs: the counts, then each metric's whole-ranking measure and cut measures, metric by
+    metric in the registry's order (trec_eval's names; its own output groups them differently)."""
     board = leaderboard(run_id).filter(pl.col("granularity") == granularity)
     if board.is_empty():
         raise InputError(f"run {run_id!r} has no {granularity}-level metrics (no qrels at that granularity)",
@@ -71,18 +81,14 @@ def trec_lines(run_id: str, granularity: str, complete: bool) -> list[tuple[str,
         + ("" if complete else " and question_in_run"),
         [run_id, granularity],
     ).row(0, named=True)
-    measures: dict[str, list[tuple[int, float]]] = {name: [] for name in TREC_ORDER}
-    for row in board.iter_rows(named=True):
-        whole, cut = TREC_MEASURES.get(row["metric"], (None, None))
-        if row["k"] == 0 and whole:
-            measures[whole].append((0, row[value_col]))
-        elif row["k"] > 0 and cut:
-            measures[cut].append((row["k"], row[value_col]))
     lines = [("runid", run_id), ("num_q", str(int(board[n_col].max()))),
              *((name, str(int(counts[name] or 0))) for name in ("num_ret", "num_rel", "num_rel_ret"))]
-    for name in TREC_ORDER:
-        for k, value in sorted(measures[name]):
-            lines.append((f"{name}_{k}" if k else name, f"{value:.12f}"))
+    for metric, whole, cut in trec_measures():
+        means = dict(board.filter(pl.col("metric") == metric).select("k", value_col).iter_rows())
+        if whole and 0 in means:
+            lines.append((whole, f"{means[0]:.12f}"))
+        if cut:
+            lines.extend((f"{cut}_{k}", f"{means[k]:.12f}") for k in sorted(means) if k > 0)
     return lines
 
 

@@ -7,8 +7,9 @@ import statistics
 from pathlib import Path
 
 import pytrec_eval
+from support.warehouse import retrieval_ks
 
-KS = (1, 3, 5, 10, 20, 100)  # dbt_project.yml var retrieval_ks (without 0 = the whole ranking)
+KS = tuple(k for k in retrieval_ks() if k > 0)  # dbt_project.yml var retrieval_ks without 0 (the whole ranking)
 PYTREC_MEASURES = {
     "map", "recip_rank", "ndcg",
     *(f"{m}.{','.join(map(str, KS))}" for m in ("P", "recall", "ndcg_cut", "map_cut")),

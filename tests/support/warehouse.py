@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import duckdb
+import yaml
+from support.paths import PROJECT
 
 
 def warehouse_query(home: Path, sql: str) -> list[tuple]:
@@ -13,3 +15,8 @@ def warehouse_query(home: Path, sql: str) -> list[tuple]:
         return con.sql(sql).fetchall()
     finally:
         con.close()
+
+
+def retrieval_ks() -> list[int]:
+    """The ranking cut-offs every retrieval model uses (dbt_project.yml var retrieval_ks; 0 = the whole ranking)."""
+    return list(yaml.safe_load((PROJECT / "dbt_project.yml").read_text())["vars"]["retrieval_ks"])

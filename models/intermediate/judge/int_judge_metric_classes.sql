@@ -9,7 +9,9 @@
 
 with metrics as (
 
-    select metric, scale_min, scale_max from {{ ref('judge_metrics') }}
+    select metric, scale_min, scale_max
+    from {{ ref('metrics') }}
+    where family = 'judged'
 
 ),
 

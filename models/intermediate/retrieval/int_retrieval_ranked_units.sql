@@ -1,8 +1,8 @@
 -- Every run's rankings at three granularities, with each unit's qrels relevance: one row per
 -- run x question x granularity x retrieved unit.
---   result_position: position in the run's result list. Our runs: by rank. Imported TREC runs: trec_eval's rule,
---       score descending then doc id descending (the file's rank column is ignored); a TREC-source run without
---       scores falls back to its rank (its line order).
+--   result_position: position in the run's result list (macro retrieval_result_positions, the one ranking rule).
+--       Our runs: by rank. Imported TREC runs: trec_eval's rule, score descending then doc id descending (the
+--       file's rank column is ignored); a TREC-source run without scores falls back to its rank (its line order).
 --   chunk: the result's chunk_id (the docno for TREC runs); a unit listed twice keeps its first position.
 --   doc:   docs ranked by their first occurrence in the result list.
 --   page:  a result covers pages page_start..page_end of its doc; pages ranked by first occurrence, then page
@@ -35,26 +35,10 @@ results as (
 
 ),
 
+-- the ranking rule lives in one macro (fct_retrieval_results_judged positions results with it too)
 positioned_results as (
 
-    select
-        results.run_id,
-        runs.run_version,
-        results.question_id,
-        coalesce(results.chunk_id, results.doc_id) as chunk_unit_id,
-        results.doc_id,
-        results.page_start,
-        coalesce(results.page_end, results.page_start) as page_end,
-        row_number() over (
-            partition by results.run_id, results.question_id
-            order by
-                case when runs.ranks_by_score then results.score end desc nulls last,
-                case when runs.ranks_by_score and results.score is not null
-                    then coalesce(results.chunk_id, results.doc_id) end desc,
-                results.rank
-        ) as result_position
-    from results
-    inner join runs on runs.run_id = results.run_id
+    {{ retrieval_result_positions('runs', 'results') }}
 
 ),
 
@@ -67,6 +51,7 @@ chunk_units as (
         'chunk' as granularity,
         chunk_unit_id as unit_id,
         min(result_position) as first_result_position,
+        min(doc_id) as doc_id,
         cast(null as integer) as page_number
     from positioned_results
     group by run_id, run_version, question_id, chunk_unit_id
@@ -82,6 +67,7 @@ doc_units as (
         'doc' as granularity,
         doc_id as unit_id,
         min(result_position) as first_result_position,
+        doc_id,
         cast(null as integer) as page_number
     from positioned_results
     group by run_id, run_version, question_id, doc_id
@@ -111,6 +97,7 @@ page_units as (
         'page' as granularity,
         doc_id || '#p' || cast(page_number as varchar) as unit_id,
         min(result_position) as first_result_position,
+        doc_id,
         cast(page_number as integer) as page_number
     from covered_pages
     group by run_id, run_version, question_id, doc_id, page_number
@@ -139,7 +126,9 @@ ranked_units as (
             partition by run_id, question_id, granularity
             order by first_result_position, page_number
         ) as integer) as unit_rank,
-        cast(first_result_position as integer) as first_result_position
+        cast(first_result_position as integer) as first_result_position,
+        doc_id,
+        page_number
     from units
 
 ),
@@ -162,6 +151,8 @@ final as (
         ranked_units.unit_id,
         ranked_units.unit_rank,
         ranked_units.first_result_position,
+        ranked_units.doc_id,
+        ranked_units.page_number,
         judgments.relevance
     from ranked_units
     left join judgments

@@ -1,8 +1,15 @@
 -- Chunk-evidence overlap of the retrieval-gap study (SPEC §5): for each retrieval run x question with gold
--- evidence text x k in (1, 3, 5, 10), the max BLEU and the max ROUGE-L F of the top-k chunks against the question's
--- gold evidence texts concatenated (in evidence order). Chunk text from stg_lake__chunks; chunks ranked as
--- int_retrieval_ranked_units ranks them (one ranking rule). Incremental per run (retrieval_runs_to_process):
--- scoring every chunk against long evidence is the slowest text metric, so a run is scored once per version.
+-- evidence text x k of var retrieval_ks (the retrieval metrics' cut-offs), the max BLEU and the max ROUGE-L F of the
+-- top-k chunks against the question's gold evidence texts concatenated (in evidence order). Chunk text from
+-- stg_lake__chunks; chunks ranked as int_retrieval_ranked_units ranks them (one ranking rule). Incremental per run
+-- (retrieval_runs_to_process): scoring every chunk against long evidence is the slowest text metric, so a run is
+-- scored once per version, and only as deep as a cut-off reads:
+-- k = 0 (the whole ranking) is capped at the deepest positive cut-off of the var (100 by default): a reranker's
+-- 200-deep first stage would double the cost for chunks no other cut-off looks at, and every run that returns no
+-- more results than that is scored over its whole ranking. Only when the var holds no positive k is k = 0 uncapped.
+
+{%- set positive_ks = var('retrieval_ks') | map('int') | select('gt', 0) | list %}
+{%- set depth = positive_ks | max if positive_ks else none %}
 
 {{
     config(
@@ -20,7 +27,9 @@ with ranked_chunks as (
     from {{ ref('int_retrieval_ranked_units') }}
     where {{ retrieval_runs_to_process() }}
         and granularity = 'chunk'
-        and unit_rank <= 10
+        {%- if depth is not none %}
+        and unit_rank <= {{ depth }}
+        {%- endif %}
 
 ),
 
@@ -53,13 +62,12 @@ chunk_scores as (
     from ranked_chunks
     inner join gold_evidence using (question_id)
     inner join chunks using (chunk_id)
-    where ranked_chunks.position <= 10
 
 ),
 
 cutoffs as (
 
-    select 1 as k union all select 3 union all select 5 union all select 10
+    {{ retrieval_ks_values() }}
 
 ),
 
@@ -74,7 +82,8 @@ final as (
         count(*) as n_chunks,
         any_value(chunk_scores.run_version) as run_version
     from chunk_scores
-    inner join cutoffs on chunk_scores.position <= cutoffs.k
+    -- k = 0: every chunk scored (the ranking up to the cap above)
+    inner join cutoffs on cutoffs.k = 0 or chunk_scores.position <= cutoffs.k
     group by chunk_scores.run_id, chunk_scores.question_id, cutoffs.k
 
 )

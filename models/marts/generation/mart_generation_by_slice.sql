@@ -1,8 +1,10 @@
 -- Answer run x slice dimension x value x metric: mean and n (SPEC §5 slices). Dimensions come from dim_questions:
 -- dataset, question_type, doc_type, task, topic levels (l1..l3), company, sector. Questions whose value for a
--- dimension is null are left out of that dimension.
+-- dimension is null are left out of that dimension. The metrics are the registry's lexical ones (seed metrics).
 
-{% set metrics = ['rouge_l', 'token_f1', 'exact_match', 'bleu', 'numeric_match'] %}
+-- depends_on: {{ ref('metrics') }}
+
+{% set metrics = metric_columns('lexical') %}
 {% set dimensions = slice_dimensions() %}
 
 with scores as (
@@ -32,14 +34,14 @@ scored as (
 sliced as (
 
     {% for dimension in dimensions %}
-    {% for metric in metrics %}
+    {% for column, metric in metrics %}
     select
         run_id,
         '{{ dimension }}' as dimension,
         dim_{{ dimension }} as value,
         '{{ metric }}' as metric,
-        avg({{ metric }}) as mean,
-        count({{ metric }}) as n
+        avg({{ column }}) as mean,
+        count({{ column }}) as n
     from scored
     where dim_{{ dimension }} is not null
     group by run_id, dim_{{ dimension }}

@@ -1,7 +1,7 @@
 -- Agreement between the LLM inspector and the human annotators on generated QA instances, per generation run and
--- task ('all' = every task): over the instances both inspected, accept = LLM keep / human keep or fix. accuracy =
--- share of instances where they agree; Cohen's kappa = (p_o - p_e) / (1 - p_e) with
--- p_e = p_llm * p_human + (1 - p_llm) * (1 - p_human) (null when p_e = 1: both always say the same thing).
+-- task ('all' = every task): over the instances both inspected, accept = LLM keep / human keep or fix. n, n_agree,
+-- accuracy (share of instances where they agree), the chance agreement p_expected and Cohen's kappa come from the
+-- project's one agreement macro (agreement_stats, as mart_judge_agreement); the two accept rates beside them.
 
 with attempts as (
 
@@ -31,14 +31,19 @@ task_pairs as (
 
 ),
 
-counts as (
+agreement as (
+
+    {{ agreement_stats('task_pairs', ['generation_run_id', 'dataset', 'task'], rater_a='llm_accept',
+                       rater_b='human_accept') }}
+
+),
+
+accept_rates as (
 
     select
         generation_run_id,
         dataset,
         task,
-        count(*) as n,
-        count(*) filter (where llm_accept = human_accept) as n_agree,
         avg(cast(llm_accept as double)) as p_llm_accept,
         avg(cast(human_accept as double)) as p_human_accept
     from task_pairs
@@ -49,20 +54,21 @@ counts as (
 final as (
 
     select
-        generation_run_id,
-        dataset,
-        task,
-        n,
-        n_agree,
-        cast(n_agree as double) / n as accuracy,
-        p_llm_accept,
-        p_human_accept,
-        case
-            when p_llm_accept * p_human_accept + (1 - p_llm_accept) * (1 - p_human_accept) < 1
-            then (cast(n_agree as double) / n - (p_llm_accept * p_human_accept + (1 - p_llm_accept) * (1 - p_human_accept)))
-                / (1 - (p_llm_accept * p_human_accept + (1 - p_llm_accept) * (1 - p_human_accept)))
-        end as cohens_kappa
-    from counts
+        agreement.generation_run_id,
+        agreement.dataset,
+        agreement.task,
+        agreement.n,
+        agreement.n_agree,
+        agreement.accuracy,
+        accept_rates.p_llm_accept,
+        accept_rates.p_human_accept,
+        agreement.p_expected,
+        agreement.kappa
+    from agreement
+    inner join accept_rates
+        on accept_rates.generation_run_id = agreement.generation_run_id
+        and accept_rates.dataset is not distinct from agreement.dataset
+        and accept_rates.task = agreement.task
 
 )
 

@@ -1,5 +1,8 @@
 -- Retrieval run x k: mean of the per-question max BLEU / ROUGE-L of the top-k chunks against the gold evidence
--- (fct_retrieval_evidence_overlap), beside the retrieval leaderboard, with the run's retriever and condition.
+-- (fct_retrieval_evidence_overlap), beside the retrieval leaderboard, with the run's retriever and condition. One
+-- mean_<metric> column per metric of the registry's evidence_overlap family (seed metrics).
+
+-- depends_on: {{ ref('metrics') }}
 
 with overlap as (
 
@@ -21,8 +24,9 @@ final as (
         runs.retriever,
         runs.condition,
         overlap.k,
-        avg(overlap.max_bleu) as mean_max_bleu,
-        avg(overlap.max_rouge_l) as mean_max_rouge_l,
+        {%- for column, metric in metric_columns('evidence_overlap') %}
+        avg(overlap.{{ column }}) as mean_{{ metric }},
+        {%- endfor %}
         count(*) as n_questions
     from overlap
     inner join runs using (run_id)

@@ -1,7 +1,8 @@
 -- One row per judgment (judge run x question x metric) with its run, answer run and metric scale. The normalised
--- score is (raw - scale_min) / (scale_max - scale_min) from the seed judge_metrics (SPEC §5), for ok rows only:
--- not_applicable and failed rows carry no score (a not-applicable sentinel such as OmniEval's -1 stays in raw_score
--- as the judge gave it, and never reaches a mean). For correctness and faithfulness -1 is a real score (normalised 0).
+-- score is (raw - scale_min) / (scale_max - scale_min), the scale from the metric registry (seed metrics, its
+-- judged rows; SPEC §5), for ok rows only: not_applicable and failed rows carry no score (a not-applicable sentinel
+-- such as OmniEval's -1 stays in raw_score as the judge gave it, and never reaches a mean). For correctness and
+-- faithfulness -1 is a real score (normalised 0).
 
 with judgments as (
 
@@ -29,7 +30,9 @@ answer_runs as (
 
 metrics as (
 
-    select metric, family, scale_min, scale_max, higher_is_better from {{ ref('judge_metrics') }}
+    select metric, judge_family, scale_min, scale_max, higher_is_better
+    from {{ ref('metrics') }}
+    where family = 'judged'
 
 ),
 
@@ -45,7 +48,7 @@ final as (
         judgments.question_id,
         answer_runs.dataset,
         judgments.metric,
-        metrics.family,
+        metrics.judge_family,
         judgments.status,
         judgments.raw_score,
         case

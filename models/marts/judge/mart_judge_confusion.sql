@@ -1,10 +1,11 @@
--- The confusion matrix of each judge run against each human label set, per metric: one row per (judge class,
--- human class) over the metric's full class list (int_judge_metric_classes), n = scored pairs in the cell
--- (0 for empty cells), so every matrix is complete and its cells sum to mart_judge_agreement's n.
+-- The confusion matrix of every group mart_judge_agreement reports (grain x judge run or judge model x rubric x
+-- label set x metric x answer model x eval_mode, from the same pairs: fct_judge_agreement_pairs): one row per
+-- (judge class, human class) over the metric's full class list (int_judge_metric_classes), n = scored pairs in the
+-- cell (0 for empty cells), so every matrix is complete and its cells sum to its agreement row's n.
 
 with pairs as (
 
-    select * from {{ ref('fct_judge_human_pairs') }}
+    select * from {{ ref('fct_judge_agreement_pairs') }}
     where is_scored
 
 ),
@@ -17,19 +18,15 @@ classes as (
 
 matrices as (
 
-    select distinct judge_run_id, label_set, metric, judge_model, answer_model, eval_mode from pairs
+    select distinct grain, judge_run_id, label_set, metric, judge_model, rubric, answer_model, eval_mode
+    from pairs
 
 ),
 
 cells as (
 
     select
-        matrices.judge_run_id,
-        matrices.label_set,
-        matrices.metric,
-        matrices.judge_model,
-        matrices.answer_model,
-        matrices.eval_mode,
+        matrices.*,
         judge_classes.class as judge_class,
         judge_classes.class_order as judge_class_order,
         human_classes.class as human_class,
@@ -42,19 +39,24 @@ cells as (
 
 counts as (
 
-    select judge_run_id, label_set, metric, judge_class, human_class, count(*) as n
+    select
+        grain, judge_run_id, label_set, metric, judge_model, rubric, answer_model, eval_mode, judge_class,
+        human_class, count(*) as n
     from pairs
-    group by judge_run_id, label_set, metric, judge_class, human_class
+    group by grain, judge_run_id, label_set, metric, judge_model, rubric, answer_model, eval_mode, judge_class,
+        human_class
 
 ),
 
 final as (
 
     select
+        cells.grain,
         cells.judge_run_id,
         cells.label_set,
         cells.metric,
         cells.judge_model,
+        cells.rubric,
         cells.answer_model,
         cells.eval_mode,
         cells.judge_class,
@@ -64,11 +66,17 @@ final as (
         coalesce(counts.n, 0) as n
     from cells
     left join counts
-        on cells.judge_run_id = counts.judge_run_id
-        and cells.label_set = counts.label_set
-        and cells.metric = counts.metric
-        and cells.judge_class = counts.judge_class
-        and cells.human_class = counts.human_class
+        -- the pooled grains have null keys (judge_run_id; answer_model and eval_mode overall): null matches null
+        on counts.grain = cells.grain
+        and counts.judge_run_id is not distinct from cells.judge_run_id
+        and counts.label_set = cells.label_set
+        and counts.metric = cells.metric
+        and counts.judge_model is not distinct from cells.judge_model
+        and counts.rubric is not distinct from cells.rubric
+        and counts.answer_model is not distinct from cells.answer_model
+        and counts.eval_mode is not distinct from cells.eval_mode
+        and counts.judge_class = cells.judge_class
+        and counts.human_class = cells.human_class
 
 )
 

@@ -18,7 +18,7 @@ final as (
         eval_mode,
         dataset,
         metric,
-        family,
+        judge_family,
         avg(case when status = 'ok' then normalized_score end) as mean,
         avg(case when status = 'ok' then raw_score end) as mean_raw,
         count(case when status = 'ok' then 1 end) as n_ok,
@@ -26,7 +26,7 @@ final as (
         count(case when status = 'failed' then 1 end) as n_failed,
         count(*) as n_judged
     from scores
-    group by judge_run_id, answer_run_id, judge_model, rubric_version, answer_model, eval_mode, dataset, metric, family
+    group by judge_run_id, answer_run_id, judge_model, rubric_version, answer_model, eval_mode, dataset, metric, judge_family
 
 )
 

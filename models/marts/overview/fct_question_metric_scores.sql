@@ -1,8 +1,11 @@
 -- Every per-question score of every run in one long table: retrieval (each metric at each granularity and k, for
 -- the questions the run retrieved for), generation (the lexical metrics of answers that did not fail) and judged
 -- (the normalised score of ok judgments only: not_applicable and failed rows are not scores). The values are the
--- fct_* models' own columns, unpivoted; nothing is recomputed here. It feeds the topic x task matrix and the
--- dashboard's run-vs-run page.
+-- fct_* models' own columns, unpivoted; nothing is recomputed here. Which columns, under which metric names: the
+-- metric registry (seed metrics: retrieval and lexical families, each metric's score_column). It feeds the topic x
+-- task matrix and the dashboard's run-vs-run page.
+
+-- depends_on: {{ ref('metrics') }}
 
 with retrieval_scores as (
 
@@ -33,7 +36,7 @@ judge_scores as (
 
 retrieval_long as (
 
-    {% for column, metric in retrieval_metric_columns() %}
+    {% for column, metric in metric_columns('retrieval') %}
     select
         retrieval_scores.run_id,
         'retrieval' as run_kind,
@@ -53,7 +56,7 @@ retrieval_long as (
 
 generation_long as (
 
-    {% for metric in ['rouge_l', 'token_f1', 'exact_match', 'bleu', 'numeric_match'] %}
+    {% for column, metric in metric_columns('lexical') %}
     select
         run_id,
         'generation' as run_kind,
@@ -62,9 +65,9 @@ generation_long as (
         '{{ metric }}' as metric,
         cast(null as varchar) as granularity,
         cast(null as integer) as k,
-        cast({{ metric }} as double) as value
+        cast({{ column }} as double) as value
     from generation_scores
-    where {{ metric }} is not null
+    where {{ column }} is not null
     {{ "union all" if not loop.last }}
     {% endfor %}
 

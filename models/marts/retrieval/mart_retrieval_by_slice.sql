@@ -14,6 +14,9 @@
     )
 }}
 
+-- the metrics averaged (retrieval_metric_means) are the registry's retrieval family
+-- depends_on: {{ ref('metrics') }}
+
 {%- set dimensions = slice_dimensions() %}
 
 with runs as (

@@ -12,6 +12,9 @@
     )
 }}
 
+-- the metrics averaged (retrieval_metric_means) are the registry's retrieval family
+-- depends_on: {{ ref('metrics') }}
+
 with runs as (
 
     select run_id, dataset, retriever, condition, source, run_version

@@ -107,6 +107,9 @@ def test_retrieved_chunks_hits_match_the_gold_pages(dash: DashHome) -> None:
     assert set(chunks["run_id"]) == {dash.facts["bm25"], dash.facts["oracle"]}
     # doc hits: the chunk's document is the gold document
     assert chunks.filter(pl.col("doc_hit"))["doc_id"].unique().to_list() == sorted({d for d, _ in gold})
+    # page-level qrels: a chunk hits exactly when it covers a gold page; ours are ranked by rank
+    assert chunks["page_hit"].to_list() == chunks["chunk_hit"].to_list()
+    assert chunks["result_position"].to_list() == chunks["rank"].to_list()
 
 
 def test_answers_of_a_question_across_runs(dash: DashHome) -> None:
@@ -165,7 +168,9 @@ def test_exposures_in_dbt_docs_and_no_publish(dash: DashHome) -> None:
                                               "model.finrag.mart_generation_leaderboard",
                                               "model.finrag.mart_judge_leaderboard"}
     assert deps["dashboard_judge_agreement"] == {"model.finrag.mart_judge_agreement", "model.finrag.mart_judge_confusion"}
-    assert "source.finrag.lake.retrieval_results" in deps["dashboard_drilldown"]
+    # the drill-down's hit marks are the metrics' own (fct_retrieval_results_judged), not re-derived from the lake
+    assert "model.finrag.fct_retrieval_results_judged" in deps["dashboard_drilldown"]
+    assert "source.finrag.lake.retrieval_results" not in deps["dashboard_drilldown"]
     assert "model.finrag.mart_oracle_gap" in deps["dashboard_slices"]
     assert deps["dashboard_heatmap"] == {"model.finrag.mart_topic_task_matrix"}
     assert deps["dashboard_run_vs_run"] == {"model.finrag.fct_question_metric_scores", "model.finrag.dim_questions"}

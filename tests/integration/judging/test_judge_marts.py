@@ -82,7 +82,7 @@ def test_financebench_judge_run_marts_and_agreement(base: dict, wh: Path, tmp_pa
 
     # leaderboard: means over ok rows only, -1 enters as 0 on both answer-file metrics
     board = {r[0]: r[1:] for r in warehouse_query(wh, f"""
-        select metric, mean, mean_raw, n_ok, n_not_applicable, n_failed, answer_model, eval_mode, family
+        select metric, mean, mean_raw, n_ok, n_not_applicable, n_failed, answer_model, eval_mode, judge_family
         from mart_judge_leaderboard where judge_run_id = '{jid}'""")}
     ok_c = [json.loads(c)["score"] for c in correctness if c.startswith("{") and c != '{"score": "N/A"}']
     assert board["correctness"][2:6] == (8, 0, 2, "gpt-4")
@@ -128,6 +128,11 @@ def test_financebench_judge_run_marts_and_agreement(base: dict, wh: Path, tmp_pa
         from mart_judge_confusion where judge_run_id = '{jid}' and label_set = 'financebench_human'
         and metric = 'correctness'"""))
     assert len(cells) == 9 and {k: v for k, v in cells.items() if v} == dict(Counter(pairs))
+    # every agreement row has its confusion matrix, counted from the same pairs: its cells sum to the row's n
+    sums = dict(warehouse_query(wh, """select grain, sum(n) from mart_judge_confusion
+        where label_set = 'financebench_human' and metric = 'correctness' and judge_model = 'fake-model'
+        group by grain"""))
+    assert sums == {"judge_run": 8, "judge_model": 8, "judge_model_overall": 8}
 
     # OmniEval-style labels: acc classes are its scale points
     apairs = [(str(json.loads(a)["score"]), str(s)) for a, s in zip(acc, omni, strict=True)]

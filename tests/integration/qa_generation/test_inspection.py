@@ -189,9 +189,11 @@ def test_agreement_mart_matches_a_reference(flow: dict, imported: dict) -> None:
     pl_, ph = sum(a for a, _ in pairs) / n, sum(b for _, b in pairs) / n
     pe = pl_ * ph + (1 - pl_) * (1 - ph)
     kappa = (po - pe) / (1 - pe)
-    got = warehouse_query(flow["home"], "select n, accuracy, p_llm_accept, p_human_accept, cohens_kappa "
+    # the same columns as mart_judge_agreement (one macro, agreement_stats): accuracy, p_expected, kappa
+    got = warehouse_query(flow["home"], "select n, accuracy, p_llm_accept, p_human_accept, p_expected, kappa "
                           "from mart_inspection_agreement where task = 'all'")
-    assert got == [(8, pytest.approx(po), pytest.approx(pl_), pytest.approx(ph), pytest.approx(kappa))]
+    assert got == [(8, pytest.approx(po), pytest.approx(pl_), pytest.approx(ph), pytest.approx(pe),
+                    pytest.approx(kappa))]
     assert 0 < po < 1 and kappa != 0  # a non-trivial case: both agree and disagree
 
 

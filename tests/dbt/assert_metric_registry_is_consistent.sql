@@ -1,0 +1,68 @@
+-- The metric registry (seed `metrics`) holds every metric once; its columns only mean something for some families,
+-- and the readers rely on that: a scale whose max exceeds its min, a not-applicable value off the scale, a
+-- score_column for every metric that is a column of a fact (all but the judged ones), granularities only from
+-- chunk / page / doc and only for the families that have them, trec_eval names only for retrieval metrics, and the
+-- judged-only columns only on judged rows. Returns the rows that break a rule, with the rule.
+
+with metrics as (
+
+    select * from {{ ref('metrics') }}
+
+),
+
+granularity_values as (
+
+    select metric, unnest(string_split(granularities, '|')) as granularity
+    from metrics
+    where granularities is not null
+
+),
+
+broken as (
+
+    select metric, 'scale_max must exceed scale_min' as rule
+    from metrics
+    where not scale_max > scale_min
+
+    union all
+
+    select metric, 'na_value must lie off the scale'
+    from metrics
+    where na_value between scale_min and scale_max
+
+    union all
+
+    select metric, 'a fact column metric needs its score_column (judged metrics must not have one)'
+    from metrics
+    where (family = 'judged') = (score_column is not null)
+
+    union all
+
+    select metric, 'granularities only for retrieval and evidence_overlap metrics, and required there'
+    from metrics
+    where (family in ('retrieval', 'evidence_overlap')) = (granularities is null)
+
+    union all
+
+    select metric, 'unknown granularity ' || granularity
+    from granularity_values
+    where granularity not in ('chunk', 'page', 'doc')
+
+    union all
+
+    select metric, 'trec_eval names only for retrieval metrics'
+    from metrics
+    where family <> 'retrieval'
+      and (trec_eval_name is not null or trec_eval_cut_name is not null)
+
+    union all
+
+    select metric, 'judged-only columns set on a metric that is not judged'
+    from metrics
+    where family <> 'judged'
+      and (judge_family is not null or na_value is not null or needs_passages is not null
+           or needs_numeric_reference is not null or continuous is not null)
+
+)
+
+select * from broken
