@@ -14,8 +14,6 @@ measure name is written here: they are the registry's, so a metric given a trec_
 
 from __future__ import annotations
 
-import json
-import sys
 from collections.abc import Sequence
 
 import duckdb
