@@ -215,7 +215,8 @@ print("great_expectations" in sys.modules)
 
 def test_commands_that_do_not_land_do_not_import_gx(home: Path) -> None:
     """`import great_expectations` costs seconds: only a landing pays for it."""
-    verbs = [("sql", "--help"), ("report", "--help"), ("ingest", "trec-run", "--help"), ("dashboard", "--help")]
+    verbs = [("sql", "--help"), ("report", "--help"), ("ingest", "trec-run", "--help"), ("data-docs", "--help"),
+             ("dashboard", "--help")]
     proc = subprocess.run([sys.executable, "-c", GX_FREE.format(args=", ".join(map(repr, verbs)))], cwd=PROJECT,
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
