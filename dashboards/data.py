@@ -1,7 +1,8 @@
 """The dashboard's data: pure functions from a warehouse home (and filters) to Polars frames.
 
 They read only Parquet: the marts published under <home>/exports/marts (python_jobs/publishing.py) and, for the
-row-level artifacts no mart carries (retrieved chunks, answer texts), the lake's own partitions. Each query runs on
+row-level artifacts no mart carries (retrieved chunks, answer texts), the lake's own partitions; and the JSON results
+of the landing validations under <home>/gx (the overview's counts). Each query runs on
 its own in-memory DuckDB connection that is closed at once; the warehouse file is never opened, so the dashboard
 can never hold the lock `dbt build` needs. A function returns None when a mart it needs is not published yet (the
 page then says "no data yet"); metrics are never recomputed here, only selected, pivoted and joined. Which metrics
@@ -39,6 +40,19 @@ def mart_file(home: Path, name: str) -> Path:
 
 def has_mart(home: Path, name: str) -> bool:
     return mart_file(home, name).exists()
+
+
+def landing_validations(home: Path) -> dict[str, Any]:
+    """The home's stored landing validations (Great Expectations results, python_jobs/core/validation.py): counts of
+    passed and failed, the latest failed ones, and whether the Data Docs index exists."""
+    from python_jobs.core.config import data_docs_dir
+    from python_jobs.core.validation import stored_results
+
+    results = stored_results(home)
+    failed = [r for r in results if not r["success"]]
+    return {"n": len(results), "passed": len(results) - len(failed), "failed": len(failed),
+            "latest_failed": [f"{r['suite']} {r['run_name']}" for r in failed[-3:]][::-1],
+            "docs_index": (data_docs_dir(home) / "index.html").exists()}
 
 
 def export_manifest(home: Path) -> dict[str, Any] | None:

@@ -1,5 +1,7 @@
-"""Overview (the root page): what each page shows, and which marts are published (rows, build and publish times)."""
+"""Overview (the root page): what each page shows, the landing validations (a link to the home's Great Expectations
+Data Docs), and which marts are published (rows, build and publish times)."""
 
+import os
 import sys
 from pathlib import Path
 
@@ -23,6 +25,22 @@ home = ui.home()
 st.title("FinRAG Warehouse")
 for file, title, what in PAGES:
     st.page_link(str(Path(__file__).resolve().parent / file), label=f"**{title}** — {what}")
+
+st.header("Landing validations")
+# every landing is validated against its table's contract before it lands (Great Expectations); `finrag dashboard`
+# serves the home's Data Docs on a port of their own (Streamlit cannot serve them) and passes their URL here
+checks = data.landing_validations(home)
+docs_url = os.environ.get("FINRAG_DATA_DOCS_URL")
+if not checks["n"]:
+    st.caption("No landing has been validated in this home yet.")
+else:
+    summary = f"{checks['n']} validations of landings: {checks['passed']} passed, {checks['failed']} failed"
+    if docs_url and checks["docs_index"]:
+        st.markdown(f"[**Data Docs** — the passed and failed validations of every landing]({docs_url}) · {summary}")
+    else:
+        st.caption(f"{summary}. Data Docs: `finrag data-docs --open` (or serve the dashboard with `finrag dashboard`).")
+    if checks["latest_failed"]:
+        st.caption("Latest failed: " + " · ".join(f"`{x}`" for x in checks["latest_failed"]))
 
 st.header("Published marts")
 manifest = data.export_manifest(home)

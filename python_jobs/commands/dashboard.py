@@ -1,16 +1,19 @@
 """`finrag dashboard`: the Streamlit dashboard over the published marts (dashboards/app.py).
 
 It reads only Parquet (<home>/exports/marts, written by `finrag build` / `finrag publish`, and the lake), never the
-DuckDB file, so `dbt build` can run while it serves."""
+DuckDB file, so `dbt build` can run while it serves. Beside it, on --docs-port, a loopback HTTP server serves the
+home's Great Expectations Data Docs (<home>/data_docs: every landing's validation), which the overview page links to
+(python_jobs/core/data_docs_server.py says why Streamlit cannot serve them itself)."""
 
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 
 import click
 
-from python_jobs.core.config import HOME_ENV, PROJECT_DIR, warehouse_home
+from python_jobs.core.config import HOME_ENV, PROJECT_DIR, data_docs_dir, warehouse_home
 from python_jobs.warehouse.publishing import MANIFEST_NAME, exports_dir
 
 APP = PROJECT_DIR / "dashboards" / "app.py"
@@ -19,13 +22,23 @@ APP = PROJECT_DIR / "dashboards" / "app.py"
 @click.command("dashboard")
 @click.option("--port", type=int, default=8501, show_default=True)
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (loopback by default).")
-def command(port: int, host: str) -> None:
+@click.option("--docs-port", type=int, default=None,
+              help="Port of the Data Docs server (the home's landing validations). [default: --port + 1]")
+def command(port: int, host: str, docs_port: int | None) -> None:
     """Serve the dashboard (leaderboard, topic x task heatmap, slices, run vs run, judge agreement, drill-down)."""
     home = warehouse_home()
     if not (exports_dir(home) / MANIFEST_NAME).exists():
         click.echo(f"warning: no published marts under {exports_dir(home)} yet: run `finrag build` "
                    "(or `finrag publish` after a build); the pages will say so", err=True)
-    env = {**os.environ, HOME_ENV: str(home), "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
+    docs_port = port + 1 if docs_port is None else docs_port
+    # the child inherits our process group (a Ctrl-C reaches it) and exits when this pid (Streamlit after the
+    # exec below) is gone
+    subprocess.Popen([sys.executable, "-m", "python_jobs.core.data_docs_server", "--dir",
+                      str(data_docs_dir(home)), "--host", host, "--port", str(docs_port), "--parent", str(os.getpid())],
+                     cwd=PROJECT_DIR, stdin=subprocess.DEVNULL)
+    docs_url = f"http://{host}:{docs_port}/index.html"
+    env = {**os.environ, HOME_ENV: str(home), "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false",
+           "FINRAG_DATA_DOCS_URL": docs_url}
     args = [
         sys.executable, "-m", "streamlit", "run", str(APP),
         "--server.port", str(port),
@@ -37,7 +50,7 @@ def command(port: int, host: str) -> None:
         "--server.runOnSave", "false",
         "--client.toolbarMode", "minimal",  # no "Deploy" button
     ]
-    click.echo(f"dashboard: http://{host}:{port}/  (home {home})", err=True)
+    click.echo(f"dashboard: http://{host}:{port}/  (home {home}); Data Docs: {docs_url}", err=True)
     sys.stdout.flush()
     sys.stderr.flush()
     # replace this process: a signal to `finrag dashboard` reaches the server itself

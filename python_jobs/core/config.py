@@ -28,3 +28,13 @@ def warehouse_db(home: Path) -> Path:
 
 def lance_dir(home: Path) -> Path:
     return home / "lance"
+
+
+def gx_dir(home: Path) -> Path:
+    """The Great Expectations file context of the home: every landing's validation result (python_jobs/core/validation.py)."""
+    return home / "gx"
+
+
+def data_docs_dir(home: Path) -> Path:
+    """GX Data Docs of the home: the passed and failed validations of its landings, as HTML (index.html)."""
+    return home / "data_docs"

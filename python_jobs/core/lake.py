@@ -7,6 +7,13 @@ into place under a journal, so a crash leaves either the old or the new partitio
 interrupted swap forward) and never a half-written file. Landing the same load/run id again replaces its partition:
 re-runs are idempotent. The DuckDB warehouse file is never touched here.
 
+Validation, in order: the frame's shape (no column outside the contract, every required column present), its types
+(cast to the contract's Polars schema, `conform`), then the contract's rules through Great Expectations
+(python_jobs/core/validation.py: required, accepted, ranges, key within the frame, references to the lake and to the
+other frames of the same landing), then keys unique across loads (here: a key another partition already landed is a
+property of the lake, not of one frame). Each frame's GX result, passed or failed, is stored in the home
+($FINRAG_HOME/gx/) and shown in its Data Docs ($FINRAG_HOME/data_docs/).
+
 Frames may carry `_file` and `_line` columns (where each row came from); validation errors then name them, and they
 are dropped before writing.
 """
@@ -25,8 +32,9 @@ from pathlib import Path
 
 import polars as pl
 
+from python_jobs.core import validation
 from python_jobs.core.config import lake_dir, warehouse_home
-from python_jobs.core.contracts import CONTRACTS, Contract, contract
+from python_jobs.core.contracts import CONTRACTS, Contract, Reference, contract
 from python_jobs.core.errors import InputError
 
 PLACEHOLDER = "__empty__"
@@ -123,16 +131,20 @@ class Lake:
         return self.read_partition("chunks", f"{dataset}.{chunker_id}")
 
     # ---- writing -------------------------------------------------------------------------------------------
-    def land(self, frames: Iterable[tuple[str, str, pl.DataFrame]]) -> list[Landing]:
+    def land(self, frames: Iterable[tuple[str, str, pl.DataFrame]],
+             fields: Mapping[str, Mapping[str, str]] | None = None) -> list[Landing]:
         """Validate every (table, partition value, frame), then land them all or none.
 
-        The partition column is filled with the partition value and `created_at` with now where absent.
+        The partition column is filled with the partition value and `created_at` with now where absent. `fields`:
+        per table, how the input names a contract column in error messages (e.g. a TREC run's `topic` for
+        retrieval_results.question_id; a template over the row such as `evidence[{evidence_ordinal}].doc_name`).
         """
         prepared: list[tuple[Contract, str, pl.DataFrame]] = []
         for table, value, frame in frames:
             c = contract(table)
             check_id(value, f"{c.partition} for {table}")
-            prepared.append((c, value, validate(self._stamp(frame, c, value), c, self, value)))
+            prepared.append((c, value, conform_checked(self._stamp(frame, c, value), c)))
+        self._validate(prepared, fields or {})
         txid = uuid.uuid4().hex
         stage = self._staging / txid
         moves = []
@@ -167,6 +179,43 @@ class Lake:
         os.replace(d, trash / d.name)
         shutil.rmtree(trash, ignore_errors=True)
         return True
+
+    def _validate(self, prepared: list[tuple[Contract, str, pl.DataFrame]],
+                  fields: Mapping[str, Mapping[str, str]]) -> None:
+        """The contract's rules through GX, frame by frame (the first failing frame raises), then keys across loads.
+        Every GX result of the landing, the failed one included, is kept in the home before this returns or raises."""
+        results = []
+        try:
+            for c, value, frame in prepared:
+                parents = {r: self._parent_keys(r, frame, prepared) for r in c.references}
+                results.append(validation.validate(c, value, frame, parents))
+                validation.raise_for(results[-1], c, frame, fields.get(c.name))
+                check_keys_across_loads(self, c, value, frame)
+        finally:
+            validation.keep(self.home, results)
+
+    def _parent_keys(self, ref: Reference, child: pl.DataFrame,
+                     landing: list[tuple[Contract, str, pl.DataFrame]]) -> validation.ParentKeys:
+        """A reference's parent ids for one landing: the lake's (without the partitions this landing replaces) plus
+        this landing's frames of the parent table; only the ids the child holds, and for same_dataset references only
+        of the child's datasets (with the datasets that have parent rows at all)."""
+        parent = contract(ref.table)
+        cols = ["dataset", ref.field] if ref.same_dataset else [ref.field]
+        schema = {col: parent.schema[col] for col in cols}
+        replaced = {v for c, v, _ in landing if c.name == ref.table}
+        files = [self.partition_path(ref.table, v) for v in self.partitions(ref.table) if v not in replaced]
+        parts = [f.lazy().select(cols) for c, _, f in landing if c.name == ref.table]
+        if files:
+            parts.append(pl.scan_parquet(files, missing_columns="insert", extra_columns="ignore")
+                         .select(pl.col(col).cast(dtype) for col, dtype in schema.items()))
+        keys = pl.concat(parts) if parts else pl.LazyFrame(schema=schema)
+        values = child[ref.column].drop_nulls().unique().implode()
+        if not ref.same_dataset:
+            ids = keys.filter(pl.col(ref.field).is_in(values)).select(ref.field).unique().collect()
+            return validation.ParentKeys(ids=ids[ref.field].sort().to_list())
+        keys = keys.filter(pl.col("dataset").is_in(child["dataset"].drop_nulls().unique().implode())).collect()
+        ids = keys.filter(pl.col(ref.field).is_in(values))[ref.field].unique().sort()
+        return validation.ParentKeys(ids=ids.to_list(), datasets=keys["dataset"].unique().sort().to_list())
 
     def _apply(self, txid: str, moves: list[dict[str, str]]) -> None:
         for i, m in enumerate(moves):
@@ -222,17 +271,9 @@ def conform(frame: pl.DataFrame, c: Contract, keep_origin: bool = False) -> pl.D
     return frame.select(cols)
 
 
-def _where(frame: pl.DataFrame, i: int) -> dict[str, object]:
-    out: dict[str, object] = {}
-    if "_file" in frame.columns:
-        out["file"] = frame["_file"][i]
-    if "_line" in frame.columns:
-        out["line"] = frame["_line"][i]
-    return out
-
-
-def validate(frame: pl.DataFrame, c: Contract, lake: Lake | None = None, partition_value: str | None = None) -> pl.DataFrame:
-    """Check a frame against its contract; raise InputError naming table, file/line (or row) and field."""
+def conform_checked(frame: pl.DataFrame, c: Contract) -> pl.DataFrame:
+    """The frame's shape and types: no column outside the contract, every required column present, each value cast
+    to the contract's type (with the origin columns kept). The contract's other rules are GX's (validation.py)."""
     unknown = [x for x in frame.columns if x not in c.schema and x not in _ORIGIN]
     if unknown:
         raise InputError(f"{c.name}: columns not in the contract: {unknown}", field=unknown[0])
@@ -240,47 +281,31 @@ def validate(frame: pl.DataFrame, c: Contract, lake: Lake | None = None, partiti
     if missing:
         raise InputError(f"{c.name}: required column missing", field=missing[0])
     try:
-        frame = conform(frame, c, keep_origin=True)
+        return conform(frame, c, keep_origin=True)
     except (pl.exceptions.InvalidOperationError, pl.exceptions.ComputeError) as exc:
         raise InputError(f"{c.name}: a value does not fit the contract's type: {exc}".splitlines()[0]) from None
 
-    def fail(mask: pl.Series, col: str, why: str) -> None:
-        idx = mask.arg_true()
-        if len(idx):
-            i = int(idx[0])
-            w = _where(frame, i)
-            row = "" if "line" in w else f" (row {i})"
-            raise InputError(f"{c.name}{row}: {why}", field=col, **w)
 
-    for col in c.not_null:
-        fail(frame[col].is_null(), col, "required value is missing")
-    for col, allowed in c.accepted.items():
-        s = frame[col]
-        fail(s.is_not_null() & ~s.is_in(list(allowed)), col, f"value not one of {list(allowed)}")
-    for col, (lo, hi) in c.ranges.items():
-        s = frame[col]
-        if lo is not None:
-            fail(s.is_not_null() & (s < lo), col, f"value below {lo}")
-        if hi is not None:
-            fail(s.is_not_null() & (s > hi), col, f"value above {hi}")
+def check_keys_across_loads(lake: Lake, c: Contract, partition_value: str, frame: pl.DataFrame) -> None:
+    """Keys are unique across the whole table, not just within one load: a key another partition already landed is
+    a property of the lake, so it is checked here rather than in the frame's GX suite."""
     key = list(c.key)
-    fail(~frame.select(pl.struct(key).is_first_distinct()).to_series(), key[-1], f"duplicate key {tuple(key)}")
-    if lake is not None and c.partition not in key and frame.height:
-        # keys are unique across the whole table, not just within one load
-        for value in lake.partitions(c.name):
-            if value == partition_value:
-                continue
-            other = pl.read_parquet(lake.partition_path(c.name, value), columns=key)
-            clash = frame.select(key).with_row_index("_i").join(other, on=key, how="inner")
-            if clash.height:
-                i = int(clash["_i"][0])
-                raise InputError(
-                    f"{c.name}: key {tuple(frame.row(i, named=True)[k] for k in key)} already landed by "
-                    f"{c.partition}={value}",
-                    field=key[-1],
-                    **_where(frame, i),
-                )
-    return frame
+    if c.partition in key or not frame.height:
+        return
+    for value in lake.partitions(c.name):
+        if value == partition_value:
+            continue
+        other = pl.read_parquet(lake.partition_path(c.name, value), columns=key)
+        clash = frame.select(key).with_row_index("_i").join(other, on=key, how="inner")
+        if clash.height:
+            i = int(clash["_i"].min())
+            where = {x.lstrip("_"): frame[x][i] for x in _ORIGIN if x in frame.columns}
+            raise InputError(
+                f"{c.name}: key {tuple(frame.row(i, named=True)[k] for k in key)} already landed by "
+                f"{c.partition}={value}",
+                field=key[-1],
+                **where,
+            )
 
 
 def ensure_placeholders(root: Path) -> None:

@@ -1,4 +1,9 @@
-"""What every ingest shares: frames typed by the contracts, one landing per load, ids already in the lake."""
+"""What every ingest shares: frames typed by the contracts, one landing per load, ids already in the lake.
+
+The landing validates every frame against its contract through Great Expectations (python_jobs/core/validation.py),
+references included: an ingest checks by hand only what the contracts cannot say (a TREC docno that may be a chunk
+id, the question of a FinanceBench answer, duplicates within a file named as the file names them, ...).
+"""
 
 from __future__ import annotations
 
@@ -17,10 +22,6 @@ from python_jobs.core.lake import Lake
 CORPUS_CHUNKER = "corpus"  # chunker_id of BEIR corpus entries: each entry is one chunk of its own document
 
 
-
-
-
-
 def file_sha256(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:
@@ -29,9 +30,11 @@ def file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def land(lake: Lake, frames: list[tuple[str, str, pl.DataFrame]]) -> None:
-    # one call: the lake validates every frame first and lands all of them or none
-    landed = lake.land([f for f in frames if f[2].height])
+def land(lake: Lake, frames: list[tuple[str, str, pl.DataFrame]],
+         fields: dict[str, dict[str, str]] | None = None) -> None:
+    """One call: the lake validates every frame first and lands all of them or none. `fields`: per table, how the
+    input names a contract column, so a validation error names the input's field (see `Lake.land`)."""
+    landed = lake.land([f for f in frames if f[2].height], fields=fields)
     by_table: dict[str, list] = defaultdict(list)
     for x in landed:
         by_table[x.table].append(x)

@@ -37,22 +37,18 @@ class CsvRunRow(_Record):
     corpus_id: str = Field(min_length=1)
 
 
+# how the files name the contract's columns: validation errors of the landing name the file's field
+QRELS_FIELDS = {"evidence": {"question_id": "topic", "doc_id": "docno", "chunk_id": "docno", "relevance": "rel"}}
+
+
 def ingest_trec_qrels(lake: Lake, path: Path, dataset: str) -> None:
-    """TREC qrels (`topic iter docno rel`) → evidence with graded relevance (0 and negative grades kept)."""
-    """TREC qrels (`topic iter docno rel`) → evidence with graded relevance (0 and negative grades kept)."""
+    """TREC qrels (`topic iter docno rel`) → evidence with graded relevance (0 and negative grades kept).
+
+    A TREC-only dataset needs no corpus or queries; when the dataset has documents, questions or chunks in the lake,
+    the landing's validation checks that the qrels name them (the contract's references of evidence)."""
     check_id(dataset, "dataset")
     rows = read_delimited(path, TrecQrel, ("topic", "iteration", "docno", "rel"), sep=None)
     check_duplicates(rows, lambda r: (r.topic, r.docno), str(path), "docno", "judgment (topic, docno)")
-    # a TREC-only dataset needs no corpus or queries; when they are in the lake, the qrels must name them
-    known_docs = existing_ids(lake, "documents", dataset, "doc_id")
-    known_questions = existing_ids(lake, "questions", dataset, "question_id")
-    for line, r in rows:
-        if known_docs is not None and r.docno not in known_docs:
-            raise InputError(f"unknown docno {r.docno!r}: dataset {dataset!r} has documents and this is not one",
-                             file=str(path), line=line, field="docno")
-        if known_questions is not None and r.topic not in known_questions:
-            raise InputError(f"unknown topic {r.topic!r}: dataset {dataset!r} has questions and this is not one",
-                             file=str(path), line=line, field="topic")
     ordinal: Counter[str] = Counter()
     ev_rows = []
     for line, r in rows:
@@ -62,12 +58,15 @@ def ingest_trec_qrels(lake: Lake, path: Path, dataset: str) -> None:
             "_file": str(path), "_line": line,
         })
         ordinal[r.topic] += 1
-    land(lake, [("evidence", dataset, contract("evidence").frame(ev_rows))])
+    land(lake, [("evidence", dataset, contract("evidence").frame(ev_rows))], fields=QRELS_FIELDS)
 
 
 def ingest_trec_run(lake: Lake, path: Path, dataset: str, run_id: str, fmt: str, only_known_questions: bool) -> None:
-    """An external run → retrieval_runs (source 'trec') + retrieval_results (rank = line order per question)."""
-    """An external run → retrieval_runs (source 'trec') + retrieval_results (rank = line order per question)."""
+    """An external run → retrieval_runs (source 'trec') + retrieval_results (rank = line order per question).
+
+    Checked here: the file's format, duplicates, one run tag, and that a docno is a document or a chunk of the dataset
+    when it has documents (the contract cannot say "either"). Checked by the landing's validation: that every topic
+    is a question of the dataset when it has questions (the contract's reference of retrieval_results)."""
     check_id(dataset, "dataset")
     check_id(run_id, "run id")
     file = str(path)
@@ -95,9 +94,9 @@ def ingest_trec_run(lake: Lake, path: Path, dataset: str, run_id: str, fmt: str,
     retriever = next(iter(tags)) if tags and next(iter(tags)) else "imported"
 
     topic_field, doc_field = ("topic", "docno") if fmt == "trec" else ("query_id", "corpus_id")
-    known_questions = existing_ids(lake, "questions", dataset, "question_id")
     skipped_rows, skipped_topics = 0, set()
     if only_known_questions:
+        known_questions = existing_ids(lake, "questions", dataset, "question_id")
         if known_questions is None:
             raise InputError(f"--only-known-questions needs the questions of dataset {dataset!r} in the lake; "
                              f"ingest them first", file=file, field=topic_field)
@@ -114,10 +113,7 @@ def ingest_trec_run(lake: Lake, path: Path, dataset: str, run_id: str, fmt: str,
     chunk_rows = lake.read("chunks", where={"dataset": dataset},
                            columns=["chunk_id", "doc_id", "chunker_id", "page_start", "page_end"])
     chunks = {r[0]: r[1:] for r in chunk_rows.iter_rows()}
-    for line, topic, docno, *_ in parsed:
-        if known_questions is not None and topic not in known_questions:
-            raise InputError(f"unknown question {topic!r}: dataset {dataset!r} has questions and this is not one",
-                             file=file, line=line, field=topic_field)
+    for line, _topic, docno, *_ in parsed:
         if known_docs is not None and docno not in known_docs and docno not in chunks:
             raise InputError(f"unknown document {docno!r}: dataset {dataset!r} has documents and this is neither "
                              f"one of them nor one of its chunks", file=file, line=line, field=doc_field)
@@ -154,5 +150,6 @@ def ingest_trec_run(lake: Lake, path: Path, dataset: str, run_id: str, fmt: str,
         "config_hash": sha, "config_id": sha, "source": "trec",
     }
     land(lake, [("retrieval_runs", run_id, contract("retrieval_runs").frame([run_row])),
-                ("retrieval_results", run_id, contract("retrieval_results").frame(res_rows))])
+                ("retrieval_results", run_id, contract("retrieval_results").frame(res_rows))],
+         fields={"retrieval_results": {"question_id": topic_field, "chunk_id": doc_field, "doc_id": doc_field}})
     say(f"run {run_id}: {len(rank)} questions, {len(res_rows)} results, k={run_row['k']}")

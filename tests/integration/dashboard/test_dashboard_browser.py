@@ -1,36 +1,20 @@
 """End to end in a real browser: `finrag dashboard` serves on loopback, headless Chromium (Debian's chromium +
-chromedriver, driven by selenium) opens every page and waits for known run ids and mart values to be visible,
-and saves a screenshot per page ($FINRAG_SCREENSHOT_DIR, default test-artifacts/screenshots/). And the lock rule:
-`finrag build` succeeds on the home the dashboard is serving, and the page still renders after it."""
+chromedriver, driven by selenium; helpers in support/browser.py) opens every page and waits for known run ids and mart
+values to be visible, and saves a screenshot per page ($FINRAG_SCREENSHOT_DIR, default test-artifacts/screenshots/).
+And the lock rule: `finrag build` succeeds on the home the dashboard is serving, and the page still renders after
+it."""
 
 from __future__ import annotations
 
 import json
-import os
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlencode
 
 import polars as pl
-import pytest
 from selenium import webdriver
-from selenium.common.exceptions import TimeoutException
-from selenium.webdriver.chrome.service import Service
-from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
+from support.browser import SCREENSHOTS, Dashboard, open_page, open_paths, screenshot
 from support.cli import run_finrag
 from support.dashboard_home import BUILD_ARGS, DashHome
-from support.paths import PROJECT
-
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMEDRIVER = Path("/usr/bin/chromedriver")
-SCREENSHOTS = Path(os.environ.get("FINRAG_SCREENSHOT_DIR", PROJECT / "test-artifacts" / "screenshots"))
 
 
 def fmt(value: float) -> str:
@@ -39,111 +23,6 @@ def fmt(value: float) -> str:
 
 def mart(home: Path, name: str) -> pl.DataFrame:
     return pl.read_parquet(home / "exports" / "marts" / f"{name}.parquet")
-
-
-def open_paths(pid: int) -> set[str]:
-    """What a process has open (/proc/<pid>/fd), skipping descriptors closed while we look."""
-    paths = set()
-    for fd in Path(f"/proc/{pid}/fd").iterdir():
-        try:
-            paths.add(os.readlink(fd))
-        except OSError:
-            pass
-    return paths
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Dashboard:
-    """`finrag dashboard` as a subprocess in its own process group (streamlit replaces the finrag process)."""
-
-    def __init__(self, home: Path, log: Path):
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log = log.open("w")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "python_jobs.cli", "--home", str(home), "dashboard", "--port", str(self.port)],
-            cwd=PROJECT, env={**os.environ, "FINRAG_HOME": str(home)}, stdout=self.log, stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        deadline = time.monotonic() + 90
-        while True:
-            if self.proc.poll() is not None:
-                pytest.fail(f"finrag dashboard exited {self.proc.returncode}: {log.read_text()}")
-            try:
-                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as r:
-                    if r.read().strip() == b"ok":
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                self.stop()
-                pytest.fail(f"dashboard not healthy after 90 s: {log.read_text()}")
-            time.sleep(0.5)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
-        self.log.close()
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[webdriver.Chrome]:
-    if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
-        pytest.fail("Debian's chromium and chromium-driver are needed (.ci/run installs them): "
-                    "apt-get install -y chromium chromium-driver")
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage", "--window-size=1500,1900",
-                 f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}"):
-        options.add_argument(flag)
-    # an explicit driver path: selenium-manager must not try to download a driver
-    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
-    driver.set_page_load_timeout(60)
-    try:
-        yield driver
-    finally:
-        driver.quit()
-
-
-def open_page(driver: webdriver.Chrome, url: str, expected: list[str], timeout: float = 60) -> str:
-    """Load url and wait until every expected text is in the rendered page (Streamlit renders client-side)."""
-    driver.get(url)
-
-    def ready(d: webdriver.Chrome) -> str | bool:
-        body = d.find_element(By.TAG_NAME, "body").text
-        running = d.find_elements(By.CSS_SELECTOR, '[data-testid="stStatusWidget"]')
-        return body if all(t in body for t in expected) and not running else False
-
-    try:
-        body = WebDriverWait(driver, timeout, poll_frequency=0.5).until(ready)
-    except TimeoutException:
-        body = driver.find_element(By.TAG_NAME, "body").text
-        pytest.fail(f"{url}: never showed {[t for t in expected if t not in body]}; page text:\n{body[:3000]}")
-    assert not driver.find_elements(By.CSS_SELECTOR, '[data-testid="stException"]'), body[:3000]
-    assert "Page not found" not in body, url  # Streamlit falls back to the main page on an unknown url
-    return body
-
-
-def screenshot(driver: webdriver.Chrome, name: str) -> Path:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    path = SCREENSHOTS / f"{name}.png"
-    time.sleep(1.0)  # let the charts draw
-    assert driver.save_screenshot(str(path))
-    data = path.read_bytes()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000, f"{path}: {len(data)} bytes"
-    return path
 
 
 def page_expectations(dash: DashHome) -> dict[str, tuple[dict[str, str], list[str]]]:
