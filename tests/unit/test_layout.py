@@ -1,6 +1,7 @@
 """The layout rules, checked on the source (AST only, nothing imported): no library module imports a command (only
 python_jobs/commands/ and python_jobs/cli.py may), only those import click, and no test module imports another
-test module (tests share code through tests/support/ and fixtures through conftest.py files)."""
+test module (tests share code through tests/support/ and fixtures through conftest.py files), and no two
+modules of one package differ only by a suffix; the last test shows each rule failing on a tree that breaks it."""
 
 from __future__ import annotations
 
@@ -107,3 +108,55 @@ def test_no_test_module_imports_another() -> None:
     offending = imports_between_test_modules(ROOT)
     assert not offending, ("test code imports a test module or conftest (share helpers through tests/support/ and "
                            "fixtures through conftest.py):\n" + "\n".join(offending))
+
+
+ENGLISH_SUFFIXES = {"s", "es", "er", "ers", "ing", "ion", "ions", "ed", "ment", "ments"}
+
+
+def suffixed(a: str, b: str) -> bool:
+    """b is a + a suffix: a word ending (judge → judging, serve → server, publish → publishing) or `_more`."""
+    for stem in {a, a.removesuffix("e")}:
+        rest = b[len(stem):] if b.startswith(stem) and b != a else None
+        if rest is not None and (rest.startswith("_") or rest in ENGLISH_SUFFIXES):
+            return True
+    return False
+
+
+def near_homonyms(root: Path, package: str) -> list[str]:
+    """Pairs of modules (or subpackages) in one package whose names differ only by a suffix (judge / judging,
+    answer / answer_files): the flat layout's trap, where a name no longer says which of the two to open."""
+    found = []
+    for folder in sorted(p for p in [root / package, *(root / package).rglob("*")] if p.is_dir()):
+        names = sorted({p.stem for p in folder.iterdir()
+                        if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").exists()})
+        found += [f"{folder.relative_to(root).as_posix()}: {a} / {b}" for a in names for b in names
+                  if a != b and suffixed(a.lstrip("_"), b.lstrip("_"))]
+    return found
+
+
+def test_no_two_modules_of_a_package_differ_only_by_a_suffix() -> None:
+    offending = near_homonyms(ROOT, PACKAGE)
+    assert not offending, "modules whose names differ only by a suffix:\n" + "\n".join(offending)
+
+
+def test_the_layout_checks_catch_what_they_forbid(tmp_path: Path) -> None:
+    # the rules above would pass on any tree they cannot read: here each one sees a tree that breaks it
+    (tmp_path / "python_jobs" / "commands").mkdir(parents=True)
+    (tmp_path / "python_jobs" / "judging").mkdir()
+    (tmp_path / "tests").mkdir()
+    for init in ("python_jobs", "python_jobs/commands", "python_jobs/judging"):
+        (tmp_path / init / "__init__.py").write_text("")
+    (tmp_path / "python_jobs" / "commands" / "judge.py").write_text("import click\n")
+    (tmp_path / "python_jobs" / "judging" / "runs.py").write_text(
+        "import click\nfrom ..commands import judge\nfrom python_jobs.commands.judge import main\n")
+    (tmp_path / "python_jobs" / "judge.py").write_text("")
+    (tmp_path / "tests" / "test_b.py").write_text("from test_a import helper\nimport conftest\n")
+    assert library_imports_of_commands(tmp_path) == [
+        "python_jobs/judging/runs.py:2: from ..commands import judge",
+        "python_jobs/judging/runs.py:3: from python_jobs.commands.judge import main",
+    ]
+    assert click_imports_outside_the_cli(tmp_path) == ["python_jobs/judging/runs.py:1: import click"]
+    assert imports_between_test_modules(tmp_path) == [
+        "tests/test_b.py:1: from test_a import helper", "tests/test_b.py:2: import conftest",
+    ]
+    assert near_homonyms(tmp_path, PACKAGE) == ["python_jobs: judge / judging"]
