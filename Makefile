@@ -6,7 +6,7 @@ VENV := .venv
 STAMP := $(VENV)/.installed-$(shell sha256sum pyproject.toml | cut -c1-16)
 PYTEST_ARGS ?= -n 2
 
-.PHONY: demo test dashboard install clean
+.PHONY: demo test lint dashboard install clean
 
 install: $(STAMP)
 
@@ -29,8 +29,18 @@ demo: $(STAMP)
 dashboard: $(STAMP)
 	$(VENV)/bin/finrag dashboard
 
-test: $(STAMP)
+test: lint
 	HF_HUB_OFFLINE=1 $(VENV)/bin/pytest $(PYTEST_ARGS)
+
+# ruff over the Python; sqlfluff (dbt templater, .sqlfluff) over the compiled models and singular tests. The dbt
+# templater compiles the project, and models that read the metric registry at compile time need the seeds loaded:
+# they go into a scratch home, never ./warehouse.
+lint: $(STAMP)
+	$(VENV)/bin/ruff check python_jobs dashboards tests bench
+	@lint_home=$$(mktemp -d) && trap 'rm -rf "$$lint_home"' EXIT && \
+	FINRAG_HOME=$$lint_home $(VENV)/bin/dbt --quiet seed --project-dir . --profiles-dir . \
+	    --target-path $$lint_home/dbt_target --log-path $$lint_home/dbt_logs && \
+	FINRAG_HOME=$$lint_home $(VENV)/bin/sqlfluff lint models tests/dbt
 
 clean:
 	rm -rf warehouse target logs

@@ -260,7 +260,8 @@ def retrieval_slices(home: Path, run_id: str, dimension: str, metric: str, granu
     slice (the counterparts are the ones mart_oracle_gap pairs with the run)."""
     return query(home, """
         with counterparts as (
-            select any_value(oracle_doc_run_id) as oracle_doc_run_id, any_value(oracle_page_run_id) as oracle_page_run_id
+            select any_value(oracle_doc_run_id) as oracle_doc_run_id,
+                   any_value(oracle_page_run_id) as oracle_page_run_id
             from mart_oracle_gap where run_id = ?
         ),
         slices as (

@@ -7,11 +7,11 @@ import os
 from pathlib import Path
 
 import pytest
+
+from python_jobs.core.lake import Lake
 from support.cli import run_finrag
 from support.paths import SHARED_DATA
 from support.toy_corpus import land_corpus
-
-from python_jobs.core.lake import Lake
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

@@ -126,7 +126,8 @@ def land_both(tree: Path, python: str, run: Path, qrels: Path, scratch: Path) ->
     try:
         cli = [python, "-m", "python_jobs.cli", "--home", str(home), "ingest"]
         out = {"trec-qrels": timed([*cli, "trec-qrels", str(qrels), "--dataset", DATASET], tree, home)[:2],
-               "trec-run": timed([*cli, "trec-run", str(run), "--dataset", DATASET, "--run-id", RUN_ID], tree, home)[:2]}
+               "trec-run": timed([*cli, "trec-run", str(run), "--dataset", DATASET, "--run-id", RUN_ID],
+                                 tree, home)[:2]}
         return out
     finally:
         shutil.rmtree(home, ignore_errors=True)
@@ -214,12 +215,15 @@ def main() -> None:
         ratio = t[0] / b[0]
         if verb == "trec-run":
             ratio_run = ratio
-        print(f"{verb:<12} {b[0]:>11.1f} {t[0]:>9.1f} {ratio:>7.2f} {max(r for _, r in times['baseline'][verb]):>16,.0f}"
+        print(f"{verb:<12} {b[0]:>11.1f} {t[0]:>9.1f} {ratio:>7.2f} "
+              f"{max(r for _, r in times['baseline'][verb]):>16,.0f}"
               f" {max(r for _, r in times['this'][verb]):>12,.0f}")
         if args.repeat > 1:
+            median_ratio = (statistics.median(w for w, _ in times['this'][verb])
+                            / statistics.median(w for w, _ in times['baseline'][verb]))
             print(f"{'':<12} all runs: baseline {[round(w, 1) for w, _ in times['baseline'][verb]]}, "
                   f"this {[round(w, 1) for w, _ in times['this'][verb]]} (median this/baseline "
-                  f"{statistics.median(w for w, _ in times['this'][verb]) / statistics.median(w for w, _ in times['baseline'][verb]):.2f})")
+                  f"{median_ratio:.2f})")
     if cost:
         print(f"GX per process: import great_expectations {cost[0]:.2f} s; first landing (contexts, suite, "
               f"validation, stored result, Data Docs) {cost[1]:.2f} s; each later landing {cost[2]:.2f} s")

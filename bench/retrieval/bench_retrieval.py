@@ -72,7 +72,8 @@ def main() -> None:
 
     # ---- BM25 ---------------------------------------------------------------------------------------------------
     texts = synth_texts(a.n_chunks, 60, rng)
-    frame = pl.DataFrame({"chunk_id": [f"c{i}" for i in range(a.n_chunks)], "doc_id": [f"d{i // 50}" for i in range(a.n_chunks)],
+    frame = pl.DataFrame({"chunk_id": [f"c{i}" for i in range(a.n_chunks)],
+                          "doc_id": [f"d{i // 50}" for i in range(a.n_chunks)],
                           "page_start": [0] * a.n_chunks, "page_end": [0] * a.n_chunks, "text": texts,
                           "parent_chunk_id": [None] * a.n_chunks})
     queries = synth_texts(a.n_queries, 8, rng)
@@ -109,7 +110,8 @@ def main() -> None:
         def run(mode: str) -> list[list[str]]:
             out = []
             for s in range(0, a.n_queries, a.batch_size):
-                out += [r.column("chunk_id").to_pylist() for r in search(table, qv[s : s + a.batch_size], where, 10, mode)]
+                out += [r.column("chunk_id").to_pylist()
+                        for r in search(table, qv[s : s + a.batch_size], where, 10, mode)]
             return out
 
         run("flat")  # warm-up (opens the dataset, caches)
@@ -124,7 +126,8 @@ def main() -> None:
             top = np.argpartition(-sims, 10, axis=1)[:, :10]
             order = np.take_along_axis(top, np.argsort(-np.take_along_axis(sims, top, 1), axis=1), 1)
             brute += [ids[o].tolist() for o in order]
-        print(f"numpy brute-force top-10 (same vectors, in memory): {rate(a.n_queries, time.perf_counter() - t)} queries")
+        print("numpy brute-force top-10 (same vectors, in memory): "
+              f"{rate(a.n_queries, time.perf_counter() - t)} queries")
         agree = np.mean([len(set(x) & set(y)) / 10 for x, y in zip(exact, brute)])
         print(f"  lancedb flat vs numpy top-10 overlap: {agree:.4f}")
         t = time.perf_counter()

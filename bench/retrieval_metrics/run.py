@@ -151,7 +151,8 @@ def main() -> None:
         print(f"ingest: qrels {w_q:.1f}s, run {w_r:.1f}s (peak {m_r or float('nan'):.0f} MiB)")
         wall, peak, _ = finrag(home, "build")
         models = metric_model_seconds(home)
-        print(f"finrag build: wall {wall:.2f}s, retrieval-metric models {models:.2f}s, peak {peak or float('nan'):.0f} MiB"
+        print(f"finrag build: wall {wall:.2f}s, retrieval-metric models {models:.2f}s, "
+              f"peak {peak or float('nan'):.0f} MiB"
               f"  ({args.questions:,} x {args.results} = {args.questions * args.results:,} rows)")
         if not args.skip_references:
             t_ref, means = pytrec(qrels, run)

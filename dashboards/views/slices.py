@@ -38,7 +38,8 @@ if kind == "Retrieval":
     labels = {r["run_id"]: f"{r['run_id']}  ({r['retriever']}, {r['condition']}, {r['dataset']})"
               for r in runs.iter_rows(named=True)}
     # default: a full-corpus run with oracle counterparts to show beside it, else any full-corpus run
-    full_runs = data.runs_with_oracle_counterparts(home) + runs.filter(pl.col("condition") == "full")["run_id"].to_list()
+    full_runs = (data.runs_with_oracle_counterparts(home)
+                 + runs.filter(pl.col("condition") == "full")["run_id"].to_list())
     cols = st.columns(3)
     with cols[0]:
         run_id = ui.pick("Run", list(labels), key="run", param="run", format_func=labels.get,
@@ -50,7 +51,8 @@ if kind == "Retrieval":
                             param="dimension")
 
     st.caption(f"Run **{run_id}**; means over the questions of each slice (mart_retrieval_by_slice), its "
-               "Oracle-Doc / Oracle-Page counterparts' means on the same slice beside it (as paired in mart_oracle_gap).")
+               "Oracle-Doc / Oracle-Page counterparts' means on the same slice beside it "
+               "(as paired in mart_oracle_gap).")
     # the retrieval-gap study's DocRec@k / PageRec@k: the registry's metrics that exist at one granularity only
     for metric, granularity, label in data.own_granularity_metrics(home):
         title = f"{label}@{k}"

@@ -118,7 +118,8 @@ def load_questions(lake: Lake, dataset: str, question_ids: tuple[str, ...], limi
     qs = lake.read("questions", where={"dataset": dataset}, columns=["question_id", "question", "split"])
     qs = qs.sort("question_id")
     if qs.height == 0:
-        raise InputError(f"no questions for dataset {dataset!r} in the lake (run `finrag ingest` first)", field="dataset")
+        raise InputError(f"no questions for dataset {dataset!r} in the lake (run `finrag ingest` first)",
+                         field="dataset")
     qs = select_splits(qs, splits)
     if question_ids:
         unknown = sorted(set(question_ids) - set(qs["question_id"]))

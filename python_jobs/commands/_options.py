@@ -24,7 +24,8 @@ def llm_options(model_flag: str = "--llm-model",
         click.option("--concurrency", type=int, default=None,
                      help="Concurrent LLM calls (default 4, $FINRAG_LLM_CONCURRENCY)."),
         click.option("--timeout", type=float, default=None, help="Seconds per LLM HTTP attempt (default 120)."),
-        click.option("--max-attempts", type=int, default=None, help="Tries per LLM call, retries included (default 5)."),
+        click.option("--max-attempts", type=int, default=None,
+                     help="Tries per LLM call, retries included (default 5)."),
     ]
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -64,7 +64,8 @@ def command(source: str, financebench_dir: str, dataset: str | None, preset: str
     run_ids: dict[tuple[str, str], str] = {}
     for retriever, condition in RETRIEVALS:
         out = _step(f"retrieve {retriever} / {condition}",
-                    ["retrieve", "--retriever", retriever, "--dataset", dataset, "--k", str(k), "--condition", condition])
+                    ["retrieve", "--retriever", retriever, "--dataset", dataset, "--k", str(k),
+                     "--condition", condition])
         run_ids[(retriever, condition)] = _ids(out)["run_id"]
     limit = ["--limit", str(answer_limit)] if answer_limit else []
     fb = Path(financebench_dir)

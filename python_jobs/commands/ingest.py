@@ -27,17 +27,21 @@ def command() -> None:
 
 
 @command.command("financebench")
-@click.option("--questions", "questions_path", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+@click.option("--questions", "questions_path", required=True,
+              type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="financebench_open_source.jsonl")
 @click.option("--documents", "documents_path", required=True,
-              type=click.Path(exists=True, dir_okay=False, path_type=Path), help="financebench_document_information.jsonl")
+              type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="financebench_document_information.jsonl")
 @click.option("--pdfs", "pdf_dir", type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="Directory of <doc_name>.pdf files (any subset of the documents).")
 @click.option("--dataset", default="financebench", show_default=True, help="Dataset name (also the load id).")
 @click.option("--workers", default=2, show_default=True, type=click.IntRange(1, 2), help="pypdf processes.")
-def financebench_cmd(questions_path: Path, documents_path: Path, pdf_dir: Path | None, dataset: str, workers: int) -> None:
+def financebench_cmd(questions_path: Path, documents_path: Path, pdf_dir: Path | None, dataset: str,
+                     workers: int) -> None:
     """FinanceBench questions, document metadata and PDFs → documents, pages, questions, evidence."""
-    ingest_financebench(Lake(), questions_path=questions_path, documents_path=documents_path, pdf_dir=pdf_dir, dataset=dataset, workers=workers)
+    ingest_financebench(Lake(), questions_path=questions_path, documents_path=documents_path, pdf_dir=pdf_dir,
+                        dataset=dataset, workers=workers)
 
 
 @command.command("beir")
@@ -67,7 +71,8 @@ def trec_qrels_cmd(path: Path, dataset: str) -> None:
               help="Keep only rows whose question belongs to --dataset (a run file spanning several datasets).")
 def trec_run_cmd(path: Path, dataset: str, run_id: str, fmt: str, only_known_questions: bool) -> None:
     """An external run → retrieval_runs (source 'trec') + retrieval_results (rank = line order per question)."""
-    ingest_trec_run(Lake(), path=path, dataset=dataset, run_id=run_id, fmt=fmt, only_known_questions=only_known_questions)
+    ingest_trec_run(Lake(), path=path, dataset=dataset, run_id=run_id, fmt=fmt,
+                    only_known_questions=only_known_questions)
 
 
 @command.command("financebench-answers")

@@ -40,7 +40,8 @@ def command(answer_run_id: str, metrics: str | None, rubric_values: tuple[str, .
     if metric_list is not None and (not metric_list or len(set(metric_list)) != len(metric_list)):
         raise click.UsageError("--metrics: a comma list of distinct metric names")
     sigterm_as_interrupt()  # like Ctrl-C: the client lands the calls already made
-    judge_run_id = run_judge(None, answer_run_id=answer_run_id, metrics=metric_list, rubrics=parse_rubrics(rubric_values), limit=limit,
-              question_ids=question_ids, max_tokens=max_tokens, passage_tokens=passage_tokens,
-              judge_run_id=judge_run_id, config=llm_config, ledger_batch=ledger_batch)
+    judge_run_id = run_judge(None, answer_run_id=answer_run_id, metrics=metric_list,
+                             rubrics=parse_rubrics(rubric_values), limit=limit,
+                             question_ids=question_ids, max_tokens=max_tokens, passage_tokens=passage_tokens,
+                             judge_run_id=judge_run_id, config=llm_config, ledger_batch=ledger_batch)
     click.echo(f"judge_run_id={judge_run_id}")

@@ -41,7 +41,8 @@ from python_jobs.retrieval.runs import run_retrieval
 @click.option("--feedback-terms", type=int, default=5, show_default=True, help="keywords: feedback terms added.")
 @click.option("--run-id", default=None, help="Run id (default: derived from the config hash).")
 @click.option("--batch-size", type=int, default=64, show_default=True, help="Query encoding / search batch size.")
-@click.option("--hyde-n", type=int, default=3, show_default=True, help="multi_hyde: hypothetical passages per question.")
+@click.option("--hyde-n", type=int, default=3, show_default=True,
+              help="multi_hyde: hypothetical passages per question.")
 @click.option("--hyde-fusion", type=click.Choice(HYDE_FUSIONS), default="mean", show_default=True,
               help="multi_hyde: average the vectors (question's included) or search each and fuse by RRF (--rrf-k).")
 @click.option("--llm-temperature", type=float, default=None,

@@ -1,4 +1,5 @@
-"""`finrag sql "QUERY"`: a read-only query over the published warehouse, for analysts (python_jobs/warehouse/queries.py)."""
+"""`finrag sql "QUERY"`: a read-only query over the published warehouse, for analysts
+(python_jobs/warehouse/queries.py)."""
 
 from __future__ import annotations
 

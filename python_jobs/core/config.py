@@ -31,7 +31,8 @@ def lance_dir(home: Path) -> Path:
 
 
 def gx_dir(home: Path) -> Path:
-    """The Great Expectations file context of the home: every landing's validation result (python_jobs/core/validation.py)."""
+    """The Great Expectations file context of the home: every landing's validation result
+    (python_jobs/core/validation.py)."""
     return home / "gx"
 
 

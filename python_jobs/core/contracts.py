@@ -19,8 +19,9 @@ import polars as pl
 import yaml
 
 CONTRACTS_YML = Path(__file__).with_name("contracts.yml")
+# where each row came from: validation errors name them
 ORIGIN = {"_file": pl.String, "_line": pl.Int64}
-COLUMN_KEYS = {"name", "type", "description", "required", "accepted", "min", "max"}  # where each row came from: validation errors name them
+COLUMN_KEYS = {"name", "type", "description", "required", "accepted", "min", "max"}
 
 _SCALARS: dict[str, tuple[pl.DataType, str]] = {
     # contract type -> (polars dtype, DuckDB type as dbt documents it)

@@ -92,7 +92,9 @@ class Lake:
             if p.is_dir() and p.name.startswith(prefix) and p.name != f"{prefix}{PLACEHOLDER}"
         )
 
-    def read(self, table: str, where: Mapping[str, object] | None = None, columns: list[str] | None = None) -> pl.DataFrame:
+    def read(
+        self, table: str, where: Mapping[str, object] | None = None, columns: list[str] | None = None
+    ) -> pl.DataFrame:
         """All rows of a table (optionally filtered by column equality), typed by its contract."""
         c = contract(table)
         files = [self.partition_path(table, v) for v in self.partitions(table)]

@@ -55,7 +55,8 @@ def resolve(name: str | None) -> tuple[str, str, str]:
     if name.startswith(FLAG_PREFIX):
         backend, name = "flagembedding", name[len(FLAG_PREFIX) :]
     if name.lower() in DEFAULT_ALIASES:
-        return DEFAULT_EMBEDDER if backend == "sentence-transformers" else FLAG_PREFIX + DEFAULT_EMBEDDER, backend, default_model_path()
+        canonical = DEFAULT_EMBEDDER if backend == "sentence-transformers" else FLAG_PREFIX + DEFAULT_EMBEDDER
+        return canonical, backend, default_model_path()
     canonical = name if backend == "sentence-transformers" else FLAG_PREFIX + name
     path = Path(name).expanduser()
     return canonical, backend, str(path.resolve()) if path.exists() else name
@@ -69,7 +70,8 @@ def slug(name: str) -> str:
 
 def _load_error(name: str, exc: Exception) -> InputError:
     return InputError(
-        f"cannot load model {name!r} from the local cache or path ({type(exc).__name__}: {str(exc).splitlines()[0][:200]}); "
+        f"cannot load model {name!r} from the local cache or path "
+        f"({type(exc).__name__}: {str(exc).splitlines()[0][:200]}); "
         "models are never downloaded at run time unless FINRAG_ALLOW_DOWNLOAD=1",
         field="model",
     )
@@ -112,7 +114,8 @@ class Embedder:
         if self.tokenizer is None:
             return [text]
         room = max(16, self.max_tokens - 2)  # [CLS] and [SEP]
-        enc = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, truncation=False, verbose=False)
+        enc = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, truncation=False,
+                             verbose=False)
         offsets = enc["offset_mapping"]
         n = -(-len(offsets) // room)
         if n > 1 and len(offsets) - (n - 1) * room <= room // 16:
@@ -158,7 +161,8 @@ def load_embedder(name: str | None = None, device: str = "cpu") -> Embedder:
         if backend == "flagembedding":
             from FlagEmbedding import BGEM3FlagModel, FlagModel  # optional dependency
 
-            model = BGEM3FlagModel(target, devices=device) if "m3" in target.lower() else FlagModel(target, devices=device)
+            model = (BGEM3FlagModel(target, devices=device) if "m3" in target.lower()
+                     else FlagModel(target, devices=device))
             tok = getattr(model, "tokenizer", None)
             max_tokens = int(getattr(tok, "model_max_length", 512) or 512)
             dim = int(np.asarray(_first(model.encode(["probe"]))).shape[-1])
@@ -170,7 +174,8 @@ def load_embedder(name: str | None = None, device: str = "cpu") -> Embedder:
             max_tokens = int(model.max_seq_length or 512)
             dim = int(model.get_embedding_dimension())
     except ImportError as exc:
-        raise InputError(f"model {canonical!r} needs the FlagEmbedding package, which is not installed: {exc}", field="model") from None
+        raise InputError(f"model {canonical!r} needs the FlagEmbedding package, which is not installed: {exc}",
+                         field="model") from None
     except Exception as exc:  # noqa: BLE001 - any loader failure is the user's model name/path
         raise _load_error(canonical, exc) from None
     emb = Embedder(canonical, backend, model, max_tokens, dim, tok)
@@ -198,7 +203,8 @@ class Reranker:
         if not pairs:
             return np.zeros(0, dtype=np.float64)
         if self.backend == "flagembedding":
-            return np.asarray(self.model.compute_score([list(p) for p in pairs], batch_size=batch_size), dtype=np.float64).reshape(-1)
+            scores = self.model.compute_score([list(p) for p in pairs], batch_size=batch_size)
+            return np.asarray(scores, dtype=np.float64).reshape(-1)
         out = self.model.predict(pairs, batch_size=batch_size, show_progress_bar=False, convert_to_numpy=True)
         return np.asarray(out, dtype=np.float64).reshape(len(pairs), -1)[:, -1]
 
@@ -208,7 +214,8 @@ def load_reranker(name: str, device: str = "cpu") -> Reranker:
     the `flag:` prefix (e.g. `flag:BAAI/bge-reranker-v2-m3`; without the prefix CrossEncoder loads it too)."""
     canonical, backend, target = resolve(name)
     if name.strip().lower() in DEFAULT_ALIASES:
-        raise InputError(f"{name!r} is a bi-encoder, not a cross-encoder; give a cross-encoder name or path", field="reranker")
+        raise InputError(f"{name!r} is a bi-encoder, not a cross-encoder; give a cross-encoder name or path",
+                         field="reranker")
     key = ("reranker", canonical)
     if key in _CACHE:
         return _CACHE[key]
@@ -223,7 +230,8 @@ def load_reranker(name: str, device: str = "cpu") -> Reranker:
 
             model = CrossEncoder(target, device=device, local_files_only=not _downloads_allowed())
     except ImportError as exc:
-        raise InputError(f"reranker {canonical!r} needs the FlagEmbedding package, which is not installed: {exc}", field="reranker") from None
+        raise InputError(f"reranker {canonical!r} needs the FlagEmbedding package, which is not installed: {exc}",
+                         field="reranker") from None
     except Exception as exc:  # noqa: BLE001
         raise _load_error(canonical, exc) from None
     rr = Reranker(canonical, backend, model)

@@ -32,7 +32,8 @@ LEVELS = ("all", "top", "child")
 
 
 def index_chunks(home, dataset: str, chunker_id: str | None, embedder: str | None = None, long_text: str = "window",
-                 batch_size: int = 64, ann: bool = False, level: str = "all", progress: bool = True) -> dict[str, object]:
+                 batch_size: int = 64, ann: bool = False, level: str = "all",
+                 progress: bool = True) -> dict[str, object]:
     lake = Lake(home)
     chunker_id = lake.resolve_chunker(dataset, chunker_id)
     chunks = lake.read_chunks(dataset, chunker_id)
@@ -72,7 +73,9 @@ def index_chunks(home, dataset: str, chunker_id: str | None, embedder: str | Non
             "chunk_id", "doc_id", "dataset", "chunker_id", "page_start", "page_end", "parent_chunk_id", "text",
             "text_sha256",
         ).to_arrow()
-        rows = rows.append_column("vector", pa.FixedSizeListArray.from_arrays(pa.array(vecs.ravel(), pa.float32()), emb.dim))
+        rows = rows.append_column(
+            "vector", pa.FixedSizeListArray.from_arrays(pa.array(vecs.ravel(), pa.float32()), emb.dim)
+        )
         table.add(rows.cast(table.schema))  # each batch is committed: an interrupted run resumes where it stopped
         bar.update(part.height)
     bar.close()
@@ -85,5 +88,6 @@ def index_chunks(home, dataset: str, chunker_id: str | None, embedder: str | Non
     return {
         "dataset": dataset, "chunker_id": chunker_id, "embedder": emb.name, "long_text": long_text, "table": name,
         "chunks": chunks.height, "embedded": todo.height, "deleted": stale.height, "table_rows": n_rows,
-        "seconds": round(seconds, 2), "chunks_per_s": round(todo.height / seconds, 2) if todo.height and seconds else None,
+        "seconds": round(seconds, 2),
+        "chunks_per_s": round(todo.height / seconds, 2) if todo.height and seconds else None,
     }

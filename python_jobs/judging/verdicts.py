@@ -75,7 +75,8 @@ def check_score(score: object, spec: MetricSpec) -> Verdict | str:
     if spec.na_value is not None and value == spec.na_value:
         return Verdict("not_applicable", spec.na_value, None, None)
     if not spec.on_scale(value):
-        return f"score {fmt_number(value) if math.isfinite(value) else value} is off the {spec.metric} scale; allowed: {spec.allowed()}"
+        return (f"score {fmt_number(value) if math.isfinite(value) else value} is off the {spec.metric} scale; "
+                f"allowed: {spec.allowed()}")
     return Verdict("ok", value, None, None)
 
 

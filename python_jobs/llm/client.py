@@ -88,7 +88,9 @@ class ChatRequest:
 
 
 def request_hash(body: dict[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()).hexdigest()
+    return hashlib.sha256(
+        json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()
+    ).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -176,7 +178,8 @@ class LLMClient:
             self.config = replace(self.config, concurrency=1)
         self.lake = Lake(home)
         # a random suffix: a re-run with the same job name never replaces an earlier run's ledger batches
-        self.job_run_id = f"{re.sub(r'[^A-Za-z0-9_.-]+', '-', job_run_id)[:120]}-{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}"
+        self.job_run_id = (f"{re.sub(r'[^A-Za-z0-9_.-]+', '-', job_run_id)[:120]}"
+                           f"-{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}")
         self.batch_size = batch_size
         self.progress = progress
         self.prices = load_prices()

@@ -1,4 +1,5 @@
-"""OmniEval-style QA generation over an ingested corpus (`finrag generate-qa`, `export-inspection`, `import-inspection`).
+"""OmniEval-style QA generation over an ingested corpus (`finrag generate-qa`, `export-inspection`,
+`import-inspection`).
 
 The pipeline is a chain of agents, each a versioned prompt under prompts/ (their name@hash12 go into the run id):
 
@@ -13,8 +14,9 @@ the passage fails its instance with the reason, recorded in qa_generation_attemp
 The gold evidence of an instance is the chunks the pipeline gave the generator (never ids the model names), so the
 retrieval metrics score generated instances at chunk, page and doc granularity.
 
-Splits: a kept instance is 'gen_train' or 'gen_test' by a seeded hash of its question id (--test-fraction); an instance the
-LLM inspector dropped lands with split 'dropped'. Human inspection (import-inspection) overrides the LLM: score 1-2
--> 'dropped'; 3 -> the corrected text applied (original kept in meta); 4-5 -> kept; a human-accepted instance whose
-seeded split is 'gen_test' becomes 'gen_human_test' (the human-annotated test set), the others stay 'gen_train'.
-`apply_human` is the one place that rule lives: generate-qa applies it too, so a re-run keeps the human verdicts."""
+Splits: a kept instance is 'gen_train' or 'gen_test' by a seeded hash of its question id (--test-fraction); an
+instance the LLM inspector dropped lands with split 'dropped'. Human inspection (import-inspection) overrides the
+LLM: score 1-2 -> 'dropped'; 3 -> the corrected text applied (original kept in meta); 4-5 -> kept; a human-accepted
+instance whose seeded split is 'gen_test' becomes 'gen_human_test' (the human-annotated test set), the others
+stay 'gen_train'. `apply_human` is the one place that rule lives: generate-qa applies it too, so a re-run keeps the
+human verdicts."""

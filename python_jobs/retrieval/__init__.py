@@ -96,11 +96,15 @@ class Context:
         key = ("corpus", level)
         if key not in self._cache:
             has_parent = pl.col("parent_chunk_id").is_not_null()
-            frame = self.chunks.filter(has_parent if level == "child" else ~has_parent).sort("doc_id", "ordinal", "chunk_id")
+            frame = self.chunks.filter(has_parent if level == "child" else ~has_parent).sort(
+                "doc_id", "ordinal", "chunk_id"
+            )
             if frame.height == 0:
                 what = "child chunks (chunk with --parent-size/--parent-overlap)" if level == "child" else "chunks"
                 raise InputError(f"chunks partition {self.dataset}.{self.chunker_id} has no {what}", field="chunker_id")
-            self._cache[key] = Corpus(frame.select("chunk_id", "doc_id", "page_start", "page_end", "text", "parent_chunk_id"))
+            self._cache[key] = Corpus(
+                frame.select("chunk_id", "doc_id", "page_start", "page_end", "text", "parent_chunk_id")
+            )
         return self._cache[key]
 
     @cached_property
@@ -169,7 +173,8 @@ def build(cfg: RetrieverConfig, ctx: Context, level: str = "top", k: int = 10) -
         return hyde.HydeRetriever(ctx, level)
     inner_name = cfg.first_stage or ("bm25" if name in ("keywords", "llm_expand") else "dense")
     if inner_name not in FIRST_STAGES or inner_name == name:
-        raise InputError(f"--first-stage {inner_name!r} is not valid for {name}; one of {FIRST_STAGES}", field="first_stage")
+        raise InputError(f"--first-stage {inner_name!r} is not valid for {name}; one of {FIRST_STAGES}",
+                         field="first_stage")
     # the inner stage of a wrapper is the plain retriever (its own first stage, if any, defaults)
     inner_cfg = RetrieverConfig(**{**cfg.__dict__, "retriever": inner_name, "first_stage": None, "top_n": None})
     if name == "parent_child":
@@ -181,7 +186,8 @@ def build(cfg: RetrieverConfig, ctx: Context, level: str = "top", k: int = 10) -
         return rerank.RerankRetriever(ctx, inner, cfg.reranker, top_n=top_n or 20)
     if name == "keywords":
         return keywords.KeywordExpansion(
-            ctx, inner, level, n_keywords=cfg.n_keywords, feedback_docs=cfg.feedback_docs, feedback_terms=cfg.feedback_terms
+            ctx, inner, level, n_keywords=cfg.n_keywords, feedback_docs=cfg.feedback_docs,
+            feedback_terms=cfg.feedback_terms,
         )
     if name == "llm_expand":
         return llm_expand.LLMExpansion(ctx, inner)

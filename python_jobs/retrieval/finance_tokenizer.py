@@ -7,8 +7,9 @@ Generic analyzers lose what financial questions hinge on: they split `10-K` into
   `12.5%` besides `12.5`, so "12.5%" in a question matches "12.5 %" or "12.5%" in a filing;
 - years and fiscal labels: `FY2018` -> `fy2018` + `2018`, `Q2` -> `q2`, `2Q22` -> `2q22`;
 - tickers and short upper-case names (`MMM`, `AMD`, `CVS`) are kept (no length cut, no stemming of them);
-- words: possessives dropped (`ACME's` -> `acme`), Lucene's English stopwords removed, a light plural strip (`revenues` -> `revenue`, `liabilities` ->
-  `liability`), no aggressive stemming (PyStemmer is not installed, and stems merge financial terms).
+- words: possessives dropped (`ACME's` -> `acme`), Lucene's English stopwords removed, a light plural strip
+  (`revenues` -> `revenue`, `liabilities` -> `liability`), no aggressive stemming (PyStemmer is not installed, and
+  stems merge financial terms).
 """
 
 from __future__ import annotations

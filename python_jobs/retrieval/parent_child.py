@@ -15,8 +15,8 @@ class ParentChildRetriever:
         self.parent_of = dict(zip(corpus["chunk_id"].to_list(), corpus["parent_chunk_id"].to_list()))
         unknown = set(self.parent_of.values()) - set(ctx.texts)
         if unknown:
-            raise InputError(f"child chunks name {len(unknown)} parents missing from the partition, e.g. {sorted(unknown)[0]!r}",
-                             field="parent_chunk_id")
+            raise InputError(f"child chunks name {len(unknown)} parents missing from the partition, "
+                             f"e.g. {sorted(unknown)[0]!r}", field="parent_chunk_id")
 
     def search(self, queries: list[Query], depth: int) -> list[list[Hit]]:
         out: list[list[Hit]] = []

@@ -55,11 +55,13 @@ def to_trec(run: dict, res: pl.DataFrame, score: str = "rank") -> str:
     k = int(run["k"] or res["rank"].max() or 0)
     if score == "raw":
         check = res.with_columns(pl.col("score").shift(1).over("question_id").alias("_prev"))
-        bad = check.filter(pl.col("score").is_null() | (pl.col("_prev").is_not_null() & (pl.col("score") >= pl.col("_prev"))))
+        bad = check.filter(
+            pl.col("score").is_null() | (pl.col("_prev").is_not_null() & (pl.col("score") >= pl.col("_prev")))
+        )
         if bad.height:
             r = bad.row(0, named=True)
-            raise InputError(f"raw scores would reorder question {r['question_id']!r} at rank {r['rank']} under trec_eval's "
-                             "tie rule; export with --score rank", field="score")
+            raise InputError(f"raw scores would reorder question {r['question_id']!r} at rank {r['rank']} "
+                             "under trec_eval's tie rule; export with --score rank", field="score")
     for qid, rank, docno, s in res.select("question_id", "rank", "chunk_id", "score").iter_rows():
         value = float(s) if score == "raw" else float(max(k, rank) - rank + 1)
         buf.write(f"{qid}\tQ0\t{docno}\t{rank}\t{value:.6f}\t{run['run_id']}\n")

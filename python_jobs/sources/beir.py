@@ -96,7 +96,8 @@ def ingest_beir(lake: Lake, src: Path, dataset: str) -> None:
             "evidence_text": None, "_file": str(qrels_path), "_line": line,
         })
         ordinal[r.query_id] += 1
-    frames = [("questions", dataset, contract("questions").frame(q_rows)), ("evidence", dataset, contract("evidence").frame(ev_rows))]
+    frames = [("questions", dataset, contract("questions").frame(q_rows)),
+              ("evidence", dataset, contract("evidence").frame(ev_rows))]
     if corpus is not None:
         doc_rows, chunk_rows = [], []
         for line, d in corpus:

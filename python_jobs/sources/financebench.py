@@ -112,7 +112,8 @@ ANSWERS_FIELDS = {
 }
 
 
-def ingest_financebench(lake: Lake, questions_path: Path, documents_path: Path, pdf_dir: Path | None, dataset: str, workers: int) -> None:
+def ingest_financebench(lake: Lake, questions_path: Path, documents_path: Path, pdf_dir: Path | None, dataset: str,
+                        workers: int) -> None:
     """FinanceBench questions, document metadata and PDFs → documents, pages, questions, evidence.
 
     Every evidence item must name a document of the list (the contract's reference of evidence.doc_id: checked when
@@ -130,7 +131,8 @@ def ingest_financebench(lake: Lake, questions_path: Path, documents_path: Path, 
     seen: dict[str, int] = {}
     for line, q in questions:
         if q.financebench_id in seen:
-            raise InputError(f"duplicate financebench_id {q.financebench_id!r} (first on line {seen[q.financebench_id]})",
+            raise InputError(f"duplicate financebench_id {q.financebench_id!r} "
+                             f"(first on line {seen[q.financebench_id]})",
                              file=qfile, line=line, field="financebench_id")
         seen[q.financebench_id] = line
         # the question's own doc_name goes to meta, not to a contract column: checked here (the evidence's doc
@@ -165,7 +167,8 @@ def ingest_financebench(lake: Lake, questions_path: Path, documents_path: Path, 
     for name, (line, d) in docs.items():
         info = infos.get(name)
         doc_rows.append({
-            "doc_id": name, "dataset": dataset, "title": d.doc_name, "company": d.company, "doc_type": codes[d.doc_type],
+            "doc_id": name, "dataset": dataset, "title": d.doc_name, "company": d.company,
+            "doc_type": codes[d.doc_type],
             "period": None if d.doc_period is None else str(d.doc_period), "sector": d.gics_sector, "language": "en",
             "source_uri": d.doc_link, "n_pages": info.n_pages if info else None,
             "content_sha256": info.sha256 if info else None, "has_content": info is not None,
@@ -245,7 +248,8 @@ def ingest_financebench_answers(lake: Lake, paths: tuple[Path, ...], label_set: 
             for fld in ("model_name", "eval_mode", "temp"):
                 if getattr(r, fld) != getattr(first, fld):
                     raise InputError(f"{fld} {getattr(r, fld)!r} differs from line {first_line}'s "
-                                     f"{getattr(first, fld)!r} (one file is one run)", file=str(f), line=line, field=fld)
+                                     f"{getattr(first, fld)!r} (one file is one run)",
+                                     file=str(f), line=line, field=fld)
             if known_questions is not None and r.financebench_id not in known_questions:
                 raise InputError(f"unknown question {r.financebench_id!r}: not in dataset {dataset!r}", file=str(f),
                                  line=line, field="financebench_id")

@@ -5,8 +5,9 @@ One object per line (docs/judges.md):
     {"answer_run_id": "gpt-4_oracle", "question_id": "financebench_id_03029", "metric": "acc", "score": 2,
      "annotator": "a1", "label": "right"}
 
-- `metric` must be a judged metric of seeds/metrics.csv; `score` a JSON number on the metric's scale (integers for discrete
-  metrics), or its not-applicable value / "N/A" when it has one (stored as the na_value: the human said N/A).
+- `metric` must be a judged metric of seeds/metrics.csv; `score` a JSON number on the metric's scale (integers for
+  discrete metrics), or its not-applicable value / "N/A" when it has one (stored as the na_value: the human said
+  N/A).
   The scale rule is the judge's (python_jobs/judging.check_score).
 - The answer run must be in the lake's generation_runs and the question among that run's answers.
 - One label per (answer run, question, metric) in a file. annotator and label are optional (label: the annotator's

@@ -44,7 +44,9 @@ def land(lake: Lake, frames: list[tuple[str, str, pl.DataFrame]],
         say(f"landed {table} {where}: {sum(x.rows for x in xs)} rows")
 
 
-def existing_ids(lake: Lake, table: str, dataset: str, column: str, skip_partition: str | None = None) -> set[str] | None:
+def existing_ids(
+    lake: Lake, table: str, dataset: str, column: str, skip_partition: str | None = None
+) -> set[str] | None:
     """Ids already in the lake for a dataset (None when the dataset has no rows in that table).
 
     Rows of the partition being replaced by this load are ignored: they are about to go.

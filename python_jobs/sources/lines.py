@@ -140,10 +140,12 @@ def read_jsonl(path: str | Path, model: type[M], allow_empty: bool = False) -> l
             obj = json.loads(text)
         except json.JSONDecodeError as exc:
             raise InputError(
-                f"malformed JSON at column {exc.colno}: {exc.msg}", file=file, line=line, field=_json_key_at(text, exc.pos)
+                f"malformed JSON at column {exc.colno}: {exc.msg}",
+                file=file, line=line, field=_json_key_at(text, exc.pos),
             ) from None
         if not isinstance(obj, dict):
-            raise InputError(f"expected a JSON object, got {type(obj).__name__}", file=file, line=line, field="<record>")
+            raise InputError(f"expected a JSON object, got {type(obj).__name__}", file=file, line=line,
+                             field="<record>")
         try:
             out.append((line, model.model_validate(obj)))
         except ValidationError as exc:
@@ -192,7 +194,8 @@ def read_delimited(
             seen_header = True
             if norm(cells) not in [norm(h) for h in header or []]:
                 raise InputError(
-                    f"expected a header line {sep.join(header[0]) if sep else ' '.join(header[0])!r}, got {text[:80]!r}",
+                    f"expected a header line {sep.join(header[0]) if sep else ' '.join(header[0])!r}, "
+                    f"got {text[:80]!r}",
                     file=file, line=line, field="header",
                 )
             continue

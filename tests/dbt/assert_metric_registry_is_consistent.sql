@@ -12,7 +12,9 @@ with metrics as (
 
 granularity_values as (
 
-    select metric, unnest(string_split(granularities, '|')) as granularity
+    select
+        metric,
+        unnest(string_split(granularities, '|')) as granularity
     from metrics
     where granularities is not null
 
@@ -20,48 +22,64 @@ granularity_values as (
 
 broken as (
 
-    select metric, 'scale_max must exceed scale_min' as rule
+    select
+        metric,
+        'scale_max must exceed scale_min' as rule
     from metrics
     where not scale_max > scale_min
 
     union all
 
-    select metric, 'na_value must lie off the scale'
+    select
+        metric,
+        'na_value must lie off the scale' as rule
     from metrics
     where na_value between scale_min and scale_max
 
     union all
 
-    select metric, 'a fact column metric needs its score_column (judged metrics must not have one)'
+    select
+        metric,
+        'a fact column metric needs its score_column (judged metrics must not have one)' as rule
     from metrics
     where (family = 'judged') = (score_column is not null)
 
     union all
 
-    select metric, 'granularities only for retrieval and evidence_overlap metrics, and required there'
+    select
+        metric,
+        'granularities only for retrieval and evidence_overlap metrics, and required there' as rule
     from metrics
     where (family in ('retrieval', 'evidence_overlap')) = (granularities is null)
 
     union all
 
-    select metric, 'unknown granularity ' || granularity
+    select
+        metric,
+        'unknown granularity ' || granularity as rule
     from granularity_values
     where granularity not in ('chunk', 'page', 'doc')
 
     union all
 
-    select metric, 'trec_eval names only for retrieval metrics'
+    select
+        metric,
+        'trec_eval names only for retrieval metrics' as rule
     from metrics
     where family <> 'retrieval'
-      and (trec_eval_name is not null or trec_eval_cut_name is not null)
+        and (trec_eval_name is not null or trec_eval_cut_name is not null)
 
     union all
 
-    select metric, 'judged-only columns set on a metric that is not judged'
+    select
+        metric,
+        'judged-only columns set on a metric that is not judged' as rule
     from metrics
     where family <> 'judged'
-      and (judge_family is not null or na_value is not null or needs_passages is not null
-           or needs_numeric_reference is not null or continuous is not null)
+        and (
+            judge_family is not null or na_value is not null or needs_passages is not null
+            or needs_numeric_reference is not null or continuous is not null
+        )
 
 )
 

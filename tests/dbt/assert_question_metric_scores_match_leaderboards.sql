@@ -3,7 +3,14 @@
 
 with long_means as (
 
-    select run_id, run_kind, metric, granularity, k, avg(value) as mean, count(*) as n
+    select
+        run_id,
+        run_kind,
+        metric,
+        granularity,
+        k,
+        avg(value) as mean,
+        count(*) as n
     from {{ ref('fct_question_metric_scores') }}
     group by run_id, run_kind, metric, granularity, k
 
@@ -11,15 +18,36 @@ with long_means as (
 
 leaderboard_means as (
 
-    select run_id, 'retrieval' as run_kind, metric, granularity, k, mean, n_questions as n
+    select
+        run_id,
+        'retrieval' as run_kind,
+        metric,
+        granularity,
+        k,
+        mean,
+        n_questions as n
     from {{ ref('mart_retrieval_leaderboard') }}
     where mean is not null
     union all
-    select run_id, 'generation', metric, null, null, mean, n
+    select
+        run_id,
+        'generation' as run_kind,
+        metric,
+        null as granularity,
+        null as k,
+        mean,
+        n
     from {{ ref('mart_generation_leaderboard') }}
     where mean is not null
     union all
-    select judge_run_id, 'judge', metric, null, null, mean, n_ok
+    select
+        judge_run_id as run_id,
+        'judge' as run_kind,
+        metric,
+        null as granularity,
+        null as k,
+        mean,
+        n_ok as n
     from {{ ref('mart_judge_leaderboard') }}
     where mean is not null
 
@@ -40,6 +68,6 @@ full outer join leaderboard_means
     and long_means.granularity is not distinct from leaderboard_means.granularity
     and long_means.k is not distinct from leaderboard_means.k
 where long_means.run_id is null
-   or leaderboard_means.run_id is null
-   or abs(long_means.mean - leaderboard_means.mean) > 1e-9
-   or long_means.n != leaderboard_means.n
+    or leaderboard_means.run_id is null
+    or abs(long_means.mean - leaderboard_means.mean) > 1e-9
+    or long_means.n != leaderboard_means.n

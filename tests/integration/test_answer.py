@@ -14,13 +14,13 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+
+from python_jobs.core.lake import Lake
+from python_jobs.warehouse.text_metrics import bleu, exact_match, numeric_match, rouge_l_f, token_f1
 from support.cli import dbt_build, run_finrag
 from support.fake_llm import Behaviour, FakeLLM
 from support.paths import PROJECT
 from support.warehouse import retrieval_ks, warehouse_query
-
-from python_jobs.core.lake import Lake
-from python_jobs.warehouse.text_metrics import bleu, exact_match, numeric_match, rouge_l_f, token_f1
 
 KEY = "sk-answer-test-SECRET-0b7e2d91"
 GOLD_DOC = "BESTBUY_2024Q2_10Q"
@@ -81,7 +81,8 @@ def test_rag_and_closed_book_runs_score_side_by_side(fb: dict, llm_env: None) ->
         n_calls = len(b.requests)
         assert n_calls == 2 * len(qids)
         # a re-run of both makes no new call and lands the same answers
-        assert answer(home, fake, "--retrieval-run", fb["retrieval_run"], "--k", "3", *qargs(qids)).stdout.strip() == rag
+        rerun = answer(home, fake, "--retrieval-run", fb["retrieval_run"], "--k", "3", *qargs(qids))
+        assert rerun.stdout.strip() == rag
         answer(home, fake, "--closed-book", "--dataset", "financebench", "--max-words", "4", *qargs(qids))
         assert len(b.requests) == n_calls
     lake = Lake(home)
@@ -273,5 +274,6 @@ def test_template_file_is_hashed_into_the_run_id(fb: dict, llm_env: None, tmp_pa
     runs = {r["run_id"]: r["prompt_template"] for r in Lake(home).read("generation_runs").iter_rows(named=True)}
     assert runs[a] == stock.ref and runs[e] == f"rag_answer_v1@{load_template(str(edited)).sha256[:12]}"
     assert "Answer in one sentence." in b.requests[-1]["messages"][-1]["content"]
-    proc = run_finrag(home, "answer", "--closed-book", "--dataset", "financebench", "--template", "no_such", check=False)
+    proc = run_finrag(home, "answer", "--closed-book", "--dataset", "financebench", "--template", "no_such",
+                      check=False)
     assert proc.returncode == 2 and "no prompt template 'no_such'" in proc.stderr

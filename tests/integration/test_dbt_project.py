@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import sqlglot
+
 from support.cli import dbt_build
 from support.warehouse import warehouse_query
 

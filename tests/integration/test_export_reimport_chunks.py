@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from support.warehouse import warehouse_query
 
 from python_jobs.core.lake import Lake
+from support.warehouse import warehouse_query
 
 
 def test_pdf_chunk_run_round_trips_through_trec(home: Path, finrag, tmp_path: Path) -> None:

@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 
 import pytest
-from support.warehouse import warehouse_query
 
 from python_jobs.core.lake import Lake
+from support.warehouse import warehouse_query
 
 
 @pytest.mark.slow

@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
-from support.models import build_local_cross_encoder
-from support.toy_corpus import DATASET, FLAT, QUESTIONS, land_corpus, ranking, results
 
 from python_jobs.corpus.encoders import default_model_path
 from python_jobs.corpus.vectors import VectorStore, sql_str, table_name
+from support.models import build_local_cross_encoder
+from support.toy_corpus import DATASET, FLAT, QUESTIONS, land_corpus, ranking, results
 
 pytestmark = pytest.mark.slow
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import lancedb
 import pytest
-from support.toy_corpus import DATASET, FLAT, land_corpus
 
 from python_jobs.core.errors import InputError
 from python_jobs.corpus.indexing import index_chunks
+from support.toy_corpus import DATASET, FLAT, land_corpus
 
 pytestmark = pytest.mark.slow
 

@@ -6,10 +6,9 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from python_jobs.core.lake import Lake
 from support.cli import dbt_build
 from support.warehouse import warehouse_query
-
-from python_jobs.core.lake import Lake
 
 
 def test_all_sixteen_files(home: Path, finrag, shared_data: Path) -> None:

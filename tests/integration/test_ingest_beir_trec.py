@@ -10,12 +10,13 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+
+from python_jobs.core.lake import Lake
 from support.cli import dbt_build
 from support.warehouse import warehouse_query
 
-from python_jobs.core.lake import Lake
-
-# directory → dataset name; counts from the files (SOURCES.md table): queries, qrels rows, distinct qrels questions, corpus
+# directory → dataset name; counts from the files (SOURCES.md table): queries, qrels rows, distinct qrels questions,
+# corpus
 FINANCERAG = {
     "FinDER": ("financerag_finder", 216, 103, 64, None),
     "FinQABench": ("financerag_finqabench", 100, 30, 30, 92),
@@ -80,7 +81,8 @@ def test_all_seven_financerag_sets(home: Path, finrag, shared_data: Path) -> Non
 def test_trec_fixtures_and_fincolbert_run_then_dbt_build(home: Path, finrag, shared_data: Path) -> None:
     tf = shared_data / "trec_eval_fixtures"
     finrag("ingest", "trec-qrels", str(tf / "qrels.test"), "--dataset", "trec_eval_test")
-    finrag("ingest", "trec-run", str(tf / "results.test"), "--dataset", "trec_eval_test", "--run-id", "trec_results_test")
+    finrag("ingest", "trec-run", str(tf / "results.test"), "--dataset", "trec_eval_test",
+           "--run-id", "trec_results_test")
     lake = Lake(home)
     ev = lake.read("evidence")
     assert (ev.height, int((ev["relevance"] > 0).sum()), ev["question_id"].n_unique()) == (3681, 561, 3)

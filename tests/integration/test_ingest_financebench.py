@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from pypdf import PdfReader
+
 from support.cli import dbt_build, run_finrag
 from support.warehouse import warehouse_query
 
@@ -58,7 +59,8 @@ def test_counts_after_dbt_build(fb_home: Path) -> None:
     assert one(fb_home, "select count(*) from dim_documents where has_content") == 10
     assert one(fb_home, "select count(*) from dim_documents where not has_content and n_pages is null") == 351
     by_type = dict(warehouse_query(fb_home, "select doc_type, count(*) from dim_documents group by all"))
-    assert by_type == {"10-K": 269, "10-Q": 27, "8-K": 30, "earnings_call": 29, "annual_report": 6}  # as SOURCES.md counts the document list
+    # as SOURCES.md counts the document list
+    assert by_type == {"10-K": 269, "10-Q": 27, "8-K": 30, "earnings_call": 29, "annual_report": 6}
     assert one(fb_home, "select period from dim_documents where doc_id = 'FOOTLOCKER_2023_annualreport'") == "2023"
     # question attributes as the file has them
     q = one(fb_home, "select question_type, question_reasoning, reference_answers, source, split, meta "

@@ -12,12 +12,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from python_jobs.core.lake import Lake
+from python_jobs.core.validation import stored_results
 from support.cli import run_finrag
 from support.paths import PROJECT, SHARED_DATA
 from support.validation_home import BAD_RUN, GOOD, UNKNOWN_TOPIC, land_good_and_bad
-
-from python_jobs.core.lake import Lake
-from python_jobs.core.validation import stored_results
 
 
 def page_text(path: Path) -> str:

@@ -9,9 +9,9 @@ import time
 from pathlib import Path
 
 import pytest
-from support.cli import run_finrag
 
 from python_jobs.core.lake import Lake
+from support.cli import run_finrag
 
 
 @pytest.mark.slow

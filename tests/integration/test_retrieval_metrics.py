@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from support.cli import dbt_build
 from support.trec import KS, pytrec_means, read_qrels, read_trec_run
 

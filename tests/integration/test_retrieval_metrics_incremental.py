@@ -8,11 +8,11 @@ from pathlib import Path
 import polars as pl
 import pytest
 import pytrec_eval
+
+from python_jobs.core.lake import Lake
 from support.cli import dbt_build
 from support.trec import pytrec_means, read_qrels, read_trec_run
 from support.warehouse import warehouse_query
-
-from python_jobs.core.lake import Lake
 
 INCREMENTAL_MODELS = ("int_retrieval_judgments", "int_retrieval_ranked_units", "fct_retrieval_question_scores",
                       "mart_retrieval_leaderboard", "mart_retrieval_by_slice")

@@ -16,14 +16,15 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+
+from python_jobs.core.lake import Lake
 from support.cli import dbt_build
 from support.warehouse import warehouse_query
 
-from python_jobs.core.lake import Lake
-
 CHUNKER = "test-2page"
 K = 5
-DOC_TYPES = {"10k": "10-K", "10q": "10-Q", "8k": "8-K", "Earnings": "earnings_call", "10k_annualreport": "annual_report"}
+DOC_TYPES = {"10k": "10-K", "10q": "10-Q", "8k": "8-K", "Earnings": "earnings_call",
+             "10k_annualreport": "annual_report"}
 
 
 def load_financebench(root: Path) -> tuple[list[dict], dict[str, dict]]:
@@ -42,7 +43,9 @@ def make_chunks(questions: list[dict]) -> dict[str, list[tuple[str, int, int]]]:
     return {doc: [(f"{doc}::{CHUNKER}::{p:05d}", p, p + 1) for p in range(last + 3)] for doc, last in last_page.items()}
 
 
-def make_run(questions: list[dict], chunks: dict, oracle_doc: bool, seed: int) -> dict[str, list[tuple[str, str, int, int]]]:
+def make_run(
+    questions: list[dict], chunks: dict, oracle_doc: bool, seed: int
+) -> dict[str, list[tuple[str, str, int, int]]]:
     """Per question, 10 results (chunk_id, doc_id, page_start, page_end): chunks of its gold doc and, unless the
     run is oracle_doc, of other documents, shuffled."""
     rng = random.Random(seed)
@@ -86,8 +89,8 @@ def land_runs(home: Path, chunks: dict, runs: dict[str, tuple[str, dict]]) -> No
             "k": 10, "chunker_id": CHUNKER, "params": "{}", "config_hash": "seeded-shuffle",
             "config_id": "seeded-shuffle", "source": "finrag"}])))
         frames.append(("retrieval_results", run_id, pl.DataFrame([
-            {"run_id": run_id, "question_id": qid, "dataset": "financebench", "rank": rank, "chunk_id": cid, "doc_id": doc,
-             "page_start": s, "page_end": e, "score": 1.0 / rank}
+            {"run_id": run_id, "question_id": qid, "dataset": "financebench", "rank": rank, "chunk_id": cid,
+             "doc_id": doc, "page_start": s, "page_end": e, "score": 1.0 / rank}
             for qid, results in run.items() for rank, (cid, doc, s, e) in enumerate(results, 1)
         ], schema_overrides={"rank": pl.Int32, "page_start": pl.Int32, "page_end": pl.Int32})))
     Lake(home).land(frames)

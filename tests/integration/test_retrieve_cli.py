@@ -3,9 +3,8 @@ run prints its counts and a progress bar."""
 
 from __future__ import annotations
 
-from support.toy_corpus import DATASET, FLAT
-
 from python_jobs.core.lake import Lake
+from support.toy_corpus import DATASET, FLAT
 
 
 def test_cli_retrieve_reports_bad_input_with_exit_2(toy: Lake, finrag):

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from support.warehouse import warehouse_query
 
 from python_jobs.core.lake import Lake
+from support.warehouse import warehouse_query
 
 pytestmark = pytest.mark.slow
 
@@ -60,7 +60,9 @@ def test_financebench_one_pdf_runs_score_through_the_marts(fb_one_pdf: Path, fin
         assert params["chunker_id"] == CHUNKER and params["k"] == 5 and params["versions"]["lancedb"] == "0.40.0"
         for qid in gold_q:
             mine = res.filter(pl.col("question_id") == qid).sort("rank")
-            gold_pages = set(ev.filter((pl.col("question_id") == qid) & (pl.col("doc_id") == DOC))["page_number"].to_list())
+            gold_pages = set(
+                ev.filter((pl.col("question_id") == qid) & (pl.col("doc_id") == DOC))["page_number"].to_list()
+            )
             covered = {p for a, b in mine.select("page_start", "page_end").iter_rows() for p in range(a, b + 1)}
             doc_rec = 1.0 if mine.height else 0.0
             page_rec = len(gold_pages & covered) / len(gold_pages)

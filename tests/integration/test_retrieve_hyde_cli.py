@@ -8,15 +8,15 @@ import os
 from pathlib import Path
 
 import pytest
-from support.cli import run_finrag
-from support.fake_llm import Behaviour, FakeLLM
-from support.query_rewriting import KEY, Q4_PASSAGE, TEXT, params
-from support.toy_corpus import DATASET, FLAT, land_flat_indexed, results
 
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake
 from python_jobs.llm.config import LLMConfig
 from python_jobs.retrieval.runs import run_retrieval
+from support.cli import run_finrag
+from support.fake_llm import Behaviour, FakeLLM
+from support.query_rewriting import KEY, Q4_PASSAGE, TEXT, params
+from support.toy_corpus import DATASET, FLAT, land_flat_indexed, results
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+
 from support.cli import dbt_build
 from support.paths import PROJECT
 

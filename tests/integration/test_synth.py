@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from pypdf import PdfReader
+
 from support.paths import PROJECT
 
 NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")

@@ -133,7 +133,8 @@ def dashboard_home(tmp_path_factory: pytest.TempPathFactory) -> DashHome:
     # FINRAG_DASHBOARD_FIXTURE_DIR reuses (or builds once into) a fixed directory when iterating on the tests.
     base = tmp_path_factory.getbasetemp()
     fixed = os.environ.get("FINRAG_DASHBOARD_FIXTURE_DIR")
-    shared = Path(fixed) if fixed else (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "dashboard_home"
+    shared = (Path(fixed) if fixed
+              else (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "dashboard_home")
     shared.mkdir(exist_ok=True)
     with (shared / ".lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)

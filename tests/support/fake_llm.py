@@ -73,7 +73,8 @@ def make_server(behaviour: Behaviour, host: str = "127.0.0.1", port: int = 0) ->
             self.wfile.write(body)
 
         def do_GET(self) -> None:  # noqa: N802
-            self._send(200, json.dumps({"object": "list", "data": [{"id": behaviour.model, "object": "model"}]}).encode())
+            models = {"object": "list", "data": [{"id": behaviour.model, "object": "model"}]}
+            self._send(200, json.dumps(models).encode())
 
         def do_POST(self) -> None:  # noqa: N802
             req = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))

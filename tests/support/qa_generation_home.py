@@ -75,7 +75,8 @@ def script_for(chunks: pl.DataFrame, bad_classification: str | None = None) -> d
         script[t + EXTRACT] = (f"Question: Which words close the passage about {' '.join(words[-12:-4])}?\n"
                                f"Answer: {' '.join(words[-4:])}")
     script.update({
-        CALC: "Question: What is the total of the two amounts in the passages?\nAnswer: 1,250\nCalculation: 1,000 + 250",
+        CALC: ("Question: What is the total of the two amounts in the passages?\nAnswer: 1,250\n"
+               "Calculation: 1,000 + 250"),
         CHAIN: "Question: Which segment links the two companies?\nReasoning: both passages name it.",  # no Answer line
         CONTRAST: "I cannot compare these passages.",  # no labelled lines at all
         LONG: f"Question: How does the company run its business and recognise revenue?\nAnswer: {LONG_ANSWER}",

@@ -7,6 +7,7 @@ import statistics
 from pathlib import Path
 
 import pytrec_eval
+
 from support.warehouse import retrieval_ks
 
 KS = tuple(k for k in retrieval_ks() if k > 0)  # dbt_project.yml var retrieval_ks without 0 (the whole ranking)

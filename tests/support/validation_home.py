@@ -45,7 +45,8 @@ def bad_run_file(path: Path) -> Path:
 
 
 def land_good_and_bad(home: Path, tmp: Path) -> ValidationHome:
-    run_finrag(home, "ingest", "beir", "--dir", str(SHARED_DATA / "financerag_icaif24" / "FinQABench"), "--dataset", GOOD)
+    run_finrag(home, "ingest", "beir", "--dir", str(SHARED_DATA / "financerag_icaif24" / "FinQABench"),
+               "--dataset", GOOD)
     bad = bad_run_file(tmp / "bad_run.trec")
     failed = run_finrag(home, "ingest", "trec-run", str(bad), "--dataset", GOOD, "--run-id", BAD_RUN, check=False)
     return ValidationHome(home, bad, failed)

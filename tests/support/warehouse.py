@@ -6,6 +6,7 @@ from pathlib import Path
 
 import duckdb
 import yaml
+
 from support.paths import PROJECT
 
 

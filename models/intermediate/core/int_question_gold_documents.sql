@@ -2,7 +2,10 @@
 
 with relevant_evidence as (
 
-    select question_id, doc_id, page_number
+    select
+        question_id,
+        doc_id,
+        page_number
     from {{ ref('stg_lake__evidence') }}
     where relevance > 0
 

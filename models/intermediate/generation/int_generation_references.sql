@@ -3,7 +3,10 @@
 
 with questions as (
 
-    select question_id, dataset, reference_answers
+    select
+        question_id,
+        dataset,
+        reference_answers
     from {{ ref('stg_lake__questions') }}
     where len(reference_answers) > 0
 

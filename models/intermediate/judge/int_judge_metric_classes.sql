@@ -9,7 +9,10 @@
 
 with metrics as (
 
-    select metric, scale_min, scale_max
+    select
+        metric,
+        scale_min,
+        scale_max
     from {{ ref('metrics') }}
     where family = 'judged'
 
@@ -39,20 +42,37 @@ point_classes as (
 
 correctness_classes as (
 
-    select 'correctness' as metric, 'incorrect' as class, 0 as class_order, -1.5 as lower_bound, -0.5 as upper_bound
-    union all
-    select 'correctness', 'abstention', 1, -0.5, 0.5
-    union all
-    select 'correctness', 'correct', 2, 0.5, 2.5
+    select
+        class_values.metric,
+        class_values.class,
+        class_values.class_order,
+        class_values.lower_bound,
+        class_values.upper_bound
+    from (
+        values
+        ('correctness', 'incorrect', 0, -1.5, -0.5),
+        ('correctness', 'abstention', 1, -0.5, 0.5),
+        ('correctness', 'correct', 2, 0.5, 2.5)
+    ) as class_values (metric, class, class_order, lower_bound, upper_bound)
 
 ),
 
 final as (
 
-    select metric, class, class_order, cast(lower_bound as double) as lower_bound, cast(upper_bound as double) as upper_bound
+    select
+        metric,
+        class,
+        class_order,
+        cast(lower_bound as double) as lower_bound,
+        cast(upper_bound as double) as upper_bound
     from point_classes
     union all
-    select metric, class, class_order, cast(lower_bound as double), cast(upper_bound as double)
+    select
+        metric,
+        class,
+        class_order,
+        cast(lower_bound as double) as lower_bound,
+        cast(upper_bound as double) as upper_bound
     from correctness_classes
 
 )

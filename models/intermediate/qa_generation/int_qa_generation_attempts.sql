@@ -11,7 +11,12 @@ with attempts as (
 
 topics as (
 
-    select topic_id, l1_en, l2_en, l3_en from {{ ref('omnieval_topics') }}
+    select
+        topic_id,
+        l1_en,
+        l2_en,
+        l3_en
+    from {{ ref('omnieval_topics') }}
 
 ),
 
@@ -38,7 +43,11 @@ llm_inspections as (
 -- (python_jobs/qa_generation/human_inspection.py)
 human_verdicts as (
 
-    select question_id, human_verdict, human_score, human_inspection_run_id
+    select
+        question_id,
+        human_verdict,
+        human_score,
+        human_inspection_run_id
     from {{ ref('stg_lake__questions') }}
     where human_verdict is not null
 
@@ -47,9 +56,18 @@ human_verdicts as (
 attempt_topics as (
 
     select
-        attempts.*,
-        string_split(attempts.topic_id, '/') as topic_names
-    from attempts
+        *,
+        topic_names[1] as topic_l1,
+        case when len(topic_names) >= 2 then topic_names[1] || '/' || topic_names[2] end as topic_l2,
+        case
+            when len(topic_names) >= 3 then topic_names[1] || '/' || topic_names[2] || '/' || topic_names[3]
+        end as topic_l3
+    from (
+        select
+            *,
+            string_split(topic_id, '/') as topic_names
+        from attempts
+    ) as split_topics
 
 ),
 
@@ -60,18 +78,21 @@ final as (
         attempt_topics.attempt_id,
         attempt_topics.dataset,
         attempt_topics.topic_id,
-        topic_names[1] as topic_l1,
-        case when len(topic_names) >= 2 then topic_names[1] || '/' || topic_names[2] end as topic_l2,
-        case when len(topic_names) >= 3 then topic_names[1] || '/' || topic_names[2] || '/' || topic_names[3] end
-            as topic_l3,
-        coalesce(topics.l1_en, topic_names[1]) as topic_l1_en,
-        case when len(topic_names) >= 2
-            then coalesce(topics.l1_en, topic_names[1]) || '/' || coalesce(topics.l2_en, topic_names[2]) end
-            as topic_l2_en,
-        case when len(topic_names) >= 3
-            then coalesce(topics.l1_en, topic_names[1]) || '/' || coalesce(topics.l2_en, topic_names[2]) || '/'
-                || coalesce(topics.l3_en, topic_names[3]) end
-            as topic_l3_en,
+        attempt_topics.topic_l1,
+        attempt_topics.topic_l2,
+        attempt_topics.topic_l3,
+        coalesce(topics.l1_en, attempt_topics.topic_names[1]) as topic_l1_en,
+        case
+            when len(attempt_topics.topic_names) >= 2
+                then coalesce(topics.l1_en, attempt_topics.topic_names[1])
+                    || '/' || coalesce(topics.l2_en, attempt_topics.topic_names[2])
+        end as topic_l2_en,
+        case
+            when len(attempt_topics.topic_names) >= 3
+                then coalesce(topics.l1_en, attempt_topics.topic_names[1])
+                    || '/' || coalesce(topics.l2_en, attempt_topics.topic_names[2])
+                    || '/' || coalesce(topics.l3_en, attempt_topics.topic_names[3])
+        end as topic_l3_en,
         attempt_topics.task,
         attempt_topics.question_type,
         attempt_topics.status,
@@ -83,11 +104,11 @@ final as (
         human_verdicts.human_score,
         human_verdicts.human_inspection_run_id
     from attempt_topics
-    left join topics on topics.topic_id = attempt_topics.topic_id
+    left join topics on attempt_topics.topic_id = topics.topic_id
     left join llm_inspections
-        on llm_inspections.generation_run_id = attempt_topics.generation_run_id
-        and llm_inspections.question_id = attempt_topics.question_id
-    left join human_verdicts on human_verdicts.question_id = attempt_topics.question_id
+        on attempt_topics.generation_run_id = llm_inspections.generation_run_id
+        and attempt_topics.question_id = llm_inspections.question_id
+    left join human_verdicts on attempt_topics.question_id = human_verdicts.question_id
 
 )
 

@@ -18,7 +18,12 @@
 
 with runs as (
 
-    select run_id, dataset, chunker_id, run_version, question_splits
+    select
+        run_id,
+        dataset,
+        chunker_id,
+        run_version,
+        question_splits
     from {{ ref('int_retrieval_runs') }}
     where {{ retrieval_runs_to_process() }}
 
@@ -26,24 +31,38 @@ with runs as (
 
 evidence as (
 
-    select question_id, dataset, doc_id, page_number, chunk_id, relevance
+    select
+        question_id,
+        dataset,
+        doc_id,
+        page_number,
+        chunk_id,
+        relevance
     from {{ ref('stg_lake__evidence') }}
 
 ),
 
 questions as (
 
-    select question_id, split from {{ ref('stg_lake__questions') }}
+    select
+        question_id,
+        split
+    from {{ ref('stg_lake__questions') }}
 
 ),
 
 -- top-level chunks only: a parent-child retriever returns parents, so children are never units of its ranking
 chunks as (
 
-    select chunk_id, doc_id, chunker_id, page_start, coalesce(page_end, page_start) as page_end
+    select
+        chunk_id,
+        doc_id,
+        chunker_id,
+        page_start,
+        coalesce(page_end, page_start) as page_end
     from {{ ref('stg_lake__chunks') }}
     where parent_chunk_id is null
-      and page_start is not null
+        and page_start is not null
 
 ),
 
@@ -59,10 +78,10 @@ run_evidence as (
         evidence.chunk_id,
         evidence.relevance
     from runs
-    inner join evidence on evidence.dataset = runs.dataset
-    left join questions on questions.question_id = evidence.question_id
+    inner join evidence on runs.dataset = evidence.dataset
+    left join questions on evidence.question_id = questions.question_id
     where runs.question_splits is null
-       or list_contains(runs.question_splits, questions.split)
+        or list_contains(runs.question_splits, questions.split)
 
 ),
 
@@ -97,7 +116,12 @@ page_judgments as (
 
 named_chunk_evidence as (
 
-    select run_id, run_version, question_id, chunk_id, relevance
+    select
+        run_id,
+        run_version,
+        question_id,
+        chunk_id,
+        relevance
     from run_evidence
     where chunk_id is not null
 
@@ -113,11 +137,11 @@ page_covering_chunk_evidence as (
         run_evidence.relevance
     from run_evidence
     inner join chunks
-        on chunks.chunker_id = run_evidence.chunker_id
-        and chunks.doc_id = run_evidence.doc_id
+        on run_evidence.chunker_id = chunks.chunker_id
+        and run_evidence.doc_id = chunks.doc_id
         and run_evidence.page_number between chunks.page_start and chunks.page_end
     where run_evidence.chunk_id is null
-      and run_evidence.page_number is not null
+        and run_evidence.page_number is not null
 
 ),
 

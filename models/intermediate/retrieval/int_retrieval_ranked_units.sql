@@ -21,7 +21,10 @@
 
 with runs as (
 
-    select run_id, run_version, ranks_by_score
+    select
+        run_id,
+        run_version,
+        ranks_by_score
     from {{ ref('int_retrieval_runs') }}
     where {{ retrieval_runs_to_process() }}
 
@@ -29,7 +32,15 @@ with runs as (
 
 results as (
 
-    select run_id, question_id, rank, chunk_id, doc_id, page_start, page_end, score
+    select
+        run_id,
+        question_id,
+        rank,
+        chunk_id,
+        doc_id,
+        page_start,
+        page_end,
+        score
     from {{ ref('stg_lake__retrieval_results') }}
     where {{ retrieval_runs_to_process() }}
 
@@ -135,7 +146,12 @@ ranked_units as (
 
 judgments as (
 
-    select run_id, question_id, granularity, unit_id, relevance
+    select
+        run_id,
+        question_id,
+        granularity,
+        unit_id,
+        relevance
     from {{ ref('int_retrieval_judgments') }}
     where {{ retrieval_runs_to_process() }}
 
@@ -156,10 +172,10 @@ final as (
         judgments.relevance
     from ranked_units
     left join judgments
-        on judgments.run_id = ranked_units.run_id
-        and judgments.question_id = ranked_units.question_id
-        and judgments.granularity = ranked_units.granularity
-        and judgments.unit_id = ranked_units.unit_id
+        on ranked_units.run_id = judgments.run_id
+        and ranked_units.question_id = judgments.question_id
+        and ranked_units.granularity = judgments.granularity
+        and ranked_units.unit_id = judgments.unit_id
 
 )
 

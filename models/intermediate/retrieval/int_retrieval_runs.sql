@@ -81,8 +81,8 @@ versioned as (
             cast(coalesce(chunk_loads.n_chunks, 0) as varchar),
             coalesce(cast(chunk_loads.chunks_loaded_at as varchar), '-'),
             case when runs.question_splits is not null then
-                cast(coalesce(question_loads.n_questions, 0) as varchar) || '@'
-                || coalesce(cast(question_loads.questions_loaded_at as varchar), '-')
+                    cast(coalesce(question_loads.n_questions, 0) as varchar) || '@'
+                    || coalesce(cast(question_loads.questions_loaded_at as varchar), '-')
             end
         ) as scored_inputs,
         concat_ws(
@@ -93,9 +93,9 @@ versioned as (
             coalesce(cast(document_loads.documents_loaded_at as varchar), '-')
         ) as sliced_inputs
     from runs
-    left join evidence_loads on evidence_loads.dataset = runs.dataset
-    left join chunk_loads on chunk_loads.chunker_id = runs.chunker_id
-    left join question_loads on question_loads.dataset = runs.dataset
+    left join evidence_loads on runs.dataset = evidence_loads.dataset
+    left join chunk_loads on runs.chunker_id = chunk_loads.chunker_id
+    left join question_loads on runs.dataset = question_loads.dataset
     cross join document_loads
 
 ),

@@ -6,13 +6,18 @@ with documents as (
 
 doc_types as (
 
-    select doc_type, label as doc_type_label from {{ ref('doc_types') }}
+    select
+        doc_type,
+        label as doc_type_label
+    from {{ ref('doc_types') }}
 
 ),
 
 page_counts as (
 
-    select doc_id, count(*) as n_pages_extracted
+    select
+        doc_id,
+        count(*) as n_pages_extracted
     from {{ ref('stg_lake__pages') }}
     group by doc_id
 
@@ -20,7 +25,10 @@ page_counts as (
 
 evidence_counts as (
 
-    select doc_id, count(*) as n_evidence, count(distinct question_id) as n_questions
+    select
+        doc_id,
+        count(*) as n_evidence,
+        count(distinct question_id) as n_questions
     from {{ ref('stg_lake__evidence') }}
     group by doc_id
 

@@ -12,19 +12,34 @@ gold_documents as (
 
 documents as (
 
-    select doc_id, doc_type, company, sector, period from {{ ref('stg_lake__documents') }}
+    select
+        doc_id,
+        doc_type,
+        company,
+        sector,
+        period
+    from {{ ref('stg_lake__documents') }}
 
 ),
 
 topics as (
 
-    select topic_id, level as topic_level, l1_en, l2_en, l3_en from {{ ref('omnieval_topics') }}
+    select
+        topic_id,
+        level as topic_level,
+        l1_en,
+        l2_en,
+        l3_en
+    from {{ ref('omnieval_topics') }}
 
 ),
 
 tasks as (
 
-    select task, label as task_label from {{ ref('tasks') }}
+    select
+        task,
+        label as task_label
+    from {{ ref('tasks') }}
 
 ),
 
@@ -63,7 +78,7 @@ final as (
         questions.created_at
     from questions
     left join gold_documents using (question_id)
-    left join documents on documents.doc_id = gold_documents.primary_doc_id
+    left join documents on gold_documents.primary_doc_id = documents.doc_id
     left join topics on topics.topic_id = array_to_string(questions.topic_path, '/')
     left join tasks using (task)
 

@@ -6,7 +6,14 @@ with evidence as (
 
 documents as (
 
-    select doc_id, doc_type, company, sector, n_pages, has_content from {{ ref('stg_lake__documents') }}
+    select
+        doc_id,
+        doc_type,
+        company,
+        sector,
+        n_pages,
+        has_content
+    from {{ ref('stg_lake__documents') }}
 
 ),
 

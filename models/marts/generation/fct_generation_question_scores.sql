@@ -11,7 +11,10 @@ with answers as (
 
 references_ as (
 
-    select question_id, reference_answer, gold_number
+    select
+        question_id,
+        reference_answer,
+        gold_number
     from {{ ref('int_generation_references') }}
 
 ),

@@ -23,12 +23,17 @@
 with ranked_chunks as (
 
     -- the run's chunk ranking as the retrieval metrics see it (one ranking rule, in int_retrieval_ranked_units)
-    select run_id, run_version, question_id, unit_id as chunk_id, unit_rank as position
+    select
+        run_id,
+        run_version,
+        question_id,
+        unit_id as chunk_id,
+        unit_rank as position
     from {{ ref('int_retrieval_ranked_units') }}
     where {{ retrieval_runs_to_process() }}
         and granularity = 'chunk'
         {%- if depth is not none %}
-        and unit_rank <= {{ depth }}
+            and unit_rank <= {{ depth }}
         {%- endif %}
 
 ),
@@ -46,7 +51,10 @@ gold_evidence as (
 
 chunks as (
 
-    select chunk_id, text from {{ ref('stg_lake__chunks') }}
+    select
+        chunk_id,
+        text
+    from {{ ref('stg_lake__chunks') }}
 
 ),
 

@@ -14,15 +14,29 @@ with attempts as (
 -- each attempt in its overall row (level 0) and in the row of each level of its topic
 attempt_topics as (
 
-    select generation_run_id, dataset, task, status, human_verdict,
-           0 as topic_level, 'all' as topic, 'all' as topic_en
+    select
+        generation_run_id,
+        dataset,
+        task,
+        status,
+        human_verdict,
+        0 as topic_level,
+        'all' as topic,
+        'all' as topic_en
     from attempts
     {% for level in [1, 2, 3] %}
-    union all
-    select generation_run_id, dataset, task, status, human_verdict,
-           {{ level }} as topic_level, topic_l{{ level }} as topic, topic_l{{ level }}_en as topic_en
-    from attempts
-    where topic_l{{ level }} is not null
+        union all
+        select
+            generation_run_id,
+            dataset,
+            task,
+            status,
+            human_verdict,
+            {{ level }} as topic_level,
+            topic_l{{ level }} as topic,
+            topic_l{{ level }}_en as topic_en
+        from attempts
+        where topic_l{{ level }} is not null
     {% endfor %}
 
 ),
@@ -30,11 +44,27 @@ attempt_topics as (
 -- and in its task's row and the all-tasks row
 attempt_cells as (
 
-    select generation_run_id, dataset, topic_level, topic, topic_en, task, status, human_verdict
+    select
+        generation_run_id,
+        dataset,
+        topic_level,
+        topic,
+        topic_en,
+        task,
+        status,
+        human_verdict
     from attempt_topics
     where task is not null
     union all
-    select generation_run_id, dataset, topic_level, topic, topic_en, 'all' as task, status, human_verdict
+    select
+        generation_run_id,
+        dataset,
+        topic_level,
+        topic,
+        topic_en,
+        'all' as task,
+        status,
+        human_verdict
     from attempt_topics
 
 ),

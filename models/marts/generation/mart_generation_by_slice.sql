@@ -1,3 +1,5 @@
+-- noqa: disable=LT02
+-- (indentation: lines a Jinja loop repeats cannot sit at one indent in every iteration's compiled SQL)
 -- Answer run x slice dimension x value x metric: mean and n (SPEC §5 slices). Dimensions come from dim_questions:
 -- dataset, question_type, doc_type, task, topic levels (l1..l3), company, sector. Questions whose value for a
 -- dimension is null are left out of that dimension. The metrics are the registry's lexical ones (seed metrics).
@@ -25,7 +27,7 @@ scored as (
     select
         scores.*,
         {% for dimension in dimensions %}questions.{{ dimension }} as dim_{{ dimension }}{{ "," if not loop.last }}
-        {% endfor %}
+    {% endfor %}
     from scores
     inner join questions using (question_id)
 
@@ -34,20 +36,20 @@ scored as (
 sliced as (
 
     {% for dimension in dimensions %}
-    {% for column, metric in metrics %}
-    select
-        run_id,
-        '{{ dimension }}' as dimension,
-        dim_{{ dimension }} as value,
-        '{{ metric }}' as metric,
-        avg({{ column }}) as mean,
-        count({{ column }}) as n
-    from scored
-    where dim_{{ dimension }} is not null
-    group by run_id, dim_{{ dimension }}
-    {{ "union all" if not loop.last }}
-    {% endfor %}
-    {{ "union all" if not loop.last }}
+        {% for column, metric in metrics %}
+            select
+                run_id,
+                '{{ dimension }}' as dimension,
+                dim_{{ dimension }} as value,
+                '{{ metric }}' as metric,
+                avg({{ column }}) as mean,
+                count({{ column }}) as n
+            from scored
+            where dim_{{ dimension }} is not null
+            group by run_id, dim_{{ dimension }}
+                        {{ "union all" if not loop.last }}
+        {% endfor %}
+                {{ "union all" if not loop.last }}
     {% endfor %}
 
 )

@@ -1,3 +1,5 @@
+-- noqa: disable=LT02
+-- (indentation: lines a Jinja loop repeats cannot sit at one indent in every iteration's compiled SQL)
 -- Answer run x lexical metric: mean over the run's scored questions and n (questions scored). Failed answers are
 -- excluded from the means and counted (n_failed); numeric_match is averaged over questions with a numeric gold.
 -- The lexical metrics, and the fct_generation_question_scores column holding each, are the metric registry's
@@ -29,14 +31,14 @@ runs as (
 metric_means as (
 
     {% for column, metric in metric_columns('lexical') %}
-    select
-        run_id,
-        '{{ metric }}' as metric,
-        avg({{ column }}) as mean,
-        count({{ column }}) as n
-    from scores
-    group by run_id
-    {{ "union all" if not loop.last }}
+        select
+            run_id,
+            '{{ metric }}' as metric,
+            avg({{ column }}) as mean,
+            count({{ column }}) as n
+        from scores
+        group by run_id
+                {{ "union all" if not loop.last }}
     {% endfor %}
 
 ),

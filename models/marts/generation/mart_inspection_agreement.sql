@@ -19,7 +19,7 @@ pairs as (
         case when human_verdict in ('keep', 'fix') then 1 else 0 end as human_accept
     from attempts
     where llm_verdict is not null
-      and human_verdict is not null
+        and human_verdict is not null
 
 ),
 
@@ -27,7 +27,13 @@ task_pairs as (
 
     select * from pairs
     union all
-    select generation_run_id, dataset, 'all' as task, llm_accept, human_accept from pairs
+    select
+        generation_run_id,
+        dataset,
+        'all' as task,
+        llm_accept,
+        human_accept
+    from pairs
 
 ),
 
@@ -66,9 +72,9 @@ final as (
         agreement.kappa
     from agreement
     inner join accept_rates
-        on accept_rates.generation_run_id = agreement.generation_run_id
+        on agreement.generation_run_id = accept_rates.generation_run_id
         and accept_rates.dataset is not distinct from agreement.dataset
-        and accept_rates.task = agreement.task
+        and agreement.task = accept_rates.task
 
 )
 

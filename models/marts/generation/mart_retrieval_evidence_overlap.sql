@@ -12,7 +12,12 @@ with overlap as (
 
 runs as (
 
-    select run_id, dataset, retriever, condition from {{ ref('int_retrieval_runs') }}
+    select
+        run_id,
+        dataset,
+        retriever,
+        condition
+    from {{ ref('int_retrieval_runs') }}
 
 ),
 
@@ -25,7 +30,7 @@ final as (
         runs.condition,
         overlap.k,
         {%- for column, metric in metric_columns('evidence_overlap') %}
-        avg(overlap.{{ column }}) as mean_{{ metric }},
+            avg(overlap.{{ column }}) as mean_{{ metric }},
         {%- endfor %}
         count(*) as n_questions
     from overlap

@@ -18,27 +18,60 @@ latest_pairs as (
     select *
     from pairs
     qualify row_number() over (
-        partition by judge_model, rubric, label_set, answer_run_id, question_id, metric
-        order by judged_at desc, judge_run_id desc
-    ) = 1
+            partition by judge_model, rubric, label_set, answer_run_id, question_id, metric
+            order by judged_at desc, judge_run_id desc
+        ) = 1
 
 ),
 
 final as (
 
     select
-        'judge_run' as grain, judge_run_id, label_set, metric, judge_model, rubric, answer_model, eval_mode,
-        answer_run_id, question_id, is_scored, judge_class, human_class
+        'judge_run' as grain,
+        judge_run_id,
+        label_set,
+        metric,
+        judge_model,
+        rubric,
+        answer_model,
+        eval_mode,
+        answer_run_id,
+        question_id,
+        is_scored,
+        judge_class,
+        human_class
     from pairs
     union all
     select
-        'judge_model', cast(null as varchar), label_set, metric, judge_model, rubric, answer_model, eval_mode,
-        answer_run_id, question_id, is_scored, judge_class, human_class
+        'judge_model' as grain,
+        cast(null as varchar) as judge_run_id,
+        label_set,
+        metric,
+        judge_model,
+        rubric,
+        answer_model,
+        eval_mode,
+        answer_run_id,
+        question_id,
+        is_scored,
+        judge_class,
+        human_class
     from latest_pairs
     union all
     select
-        'judge_model_overall', cast(null as varchar), label_set, metric, judge_model, rubric,
-        cast(null as varchar), cast(null as varchar), answer_run_id, question_id, is_scored, judge_class, human_class
+        'judge_model_overall' as grain,
+        cast(null as varchar) as judge_run_id,
+        label_set,
+        metric,
+        judge_model,
+        rubric,
+        cast(null as varchar) as answer_model,
+        cast(null as varchar) as eval_mode,
+        answer_run_id,
+        question_id,
+        is_scored,
+        judge_class,
+        human_class
     from latest_pairs
 
 )

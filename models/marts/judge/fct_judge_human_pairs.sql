@@ -11,7 +11,14 @@ with judge_scores as (
 
 human_labels as (
 
-    select label_set, answer_run_id, question_id, metric, raw_score, label from {{ ref('stg_lake__human_labels') }}
+    select
+        label_set,
+        answer_run_id,
+        question_id,
+        metric,
+        raw_score,
+        label
+    from {{ ref('stg_lake__human_labels') }}
 
 ),
 

@@ -12,7 +12,12 @@ with judgments as (
 
 judge_runs as (
 
-    select judge_run_id, answer_run_id, judge_model, rubric_version from {{ ref('stg_lake__judge_runs') }}
+    select
+        judge_run_id,
+        answer_run_id,
+        judge_model,
+        rubric_version
+    from {{ ref('stg_lake__judge_runs') }}
 
 ),
 
@@ -30,7 +35,12 @@ answer_runs as (
 
 metrics as (
 
-    select metric, judge_family, scale_min, scale_max, higher_is_better
+    select
+        metric,
+        judge_family,
+        scale_min,
+        scale_max,
+        higher_is_better
     from {{ ref('metrics') }}
     where family = 'judged'
 

@@ -1,3 +1,5 @@
+-- noqa: disable=LT02
+-- (indentation: lines a Jinja loop repeats cannot sit at one indent in every iteration's compiled SQL)
 -- Judge run x slice dimension x value x metric: mean normalised (and raw) score over ok judgments, and n (SPEC §5
 -- slices). Dimensions come from dim_questions, as in mart_generation_by_slice: dataset, question_type, doc_type,
 -- task, topic levels (l1..l3), company, sector. Questions whose value for a dimension is null are left out of it.
@@ -34,18 +36,18 @@ scored as (
 sliced as (
 
     {% for dimension in dimensions %}
-    select
-        judge_run_id,
-        '{{ dimension }}' as dimension,
-        dim_{{ dimension }} as value,
-        metric,
-        avg(normalized_score) as mean,
-        avg(raw_score) as mean_raw,
-        count(*) as n
-    from scored
-    where dim_{{ dimension }} is not null
-    group by judge_run_id, dim_{{ dimension }}, metric
-    {{ "union all" if not loop.last }}
+        select
+            judge_run_id,
+            '{{ dimension }}' as dimension,
+            dim_{{ dimension }} as value,
+            metric,
+            avg(normalized_score) as mean,
+            avg(raw_score) as mean_raw,
+            count(*) as n
+        from scored
+        where dim_{{ dimension }} is not null
+        group by judge_run_id, dim_{{ dimension }}, metric
+                {{ "union all" if not loop.last }}
     {% endfor %}
 
 )

@@ -12,13 +12,25 @@ with pairs as (
 
 classes as (
 
-    select metric, class, class_order from {{ ref('int_judge_metric_classes') }}
+    select
+        metric,
+        class,
+        class_order
+    from {{ ref('int_judge_metric_classes') }}
 
 ),
 
 matrices as (
 
-    select distinct grain, judge_run_id, label_set, metric, judge_model, rubric, answer_model, eval_mode
+    select distinct
+        grain,
+        judge_run_id,
+        label_set,
+        metric,
+        judge_model,
+        rubric,
+        answer_model,
+        eval_mode
     from pairs
 
 ),
@@ -40,10 +52,20 @@ cells as (
 counts as (
 
     select
-        grain, judge_run_id, label_set, metric, judge_model, rubric, answer_model, eval_mode, judge_class,
-        human_class, count(*) as n
+        grain,
+        judge_run_id,
+        label_set,
+        metric,
+        judge_model,
+        rubric,
+        answer_model,
+        eval_mode,
+        judge_class,
+        human_class,
+        count(*) as n
     from pairs
-    group by grain, judge_run_id, label_set, metric, judge_model, rubric, answer_model, eval_mode, judge_class,
+    group by
+        grain, judge_run_id, label_set, metric, judge_model, rubric, answer_model, eval_mode, judge_class,
         human_class
 
 ),
@@ -67,16 +89,16 @@ final as (
     from cells
     left join counts
         -- the pooled grains have null keys (judge_run_id; answer_model and eval_mode overall): null matches null
-        on counts.grain = cells.grain
+        on cells.grain = counts.grain
         and counts.judge_run_id is not distinct from cells.judge_run_id
-        and counts.label_set = cells.label_set
-        and counts.metric = cells.metric
+        and cells.label_set = counts.label_set
+        and cells.metric = counts.metric
         and counts.judge_model is not distinct from cells.judge_model
         and counts.rubric is not distinct from cells.rubric
         and counts.answer_model is not distinct from cells.answer_model
         and counts.eval_mode is not distinct from cells.eval_mode
-        and counts.judge_class = cells.judge_class
-        and counts.human_class = cells.human_class
+        and cells.judge_class = counts.judge_class
+        and cells.human_class = counts.human_class
 
 )
 

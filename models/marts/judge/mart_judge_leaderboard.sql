@@ -26,7 +26,8 @@ final as (
         count(case when status = 'failed' then 1 end) as n_failed,
         count(*) as n_judged
     from scores
-    group by judge_run_id, answer_run_id, judge_model, rubric_version, answer_model, eval_mode, dataset, metric, judge_family
+    group by
+        judge_run_id, answer_run_id, judge_model, rubric_version, answer_model, eval_mode, dataset, metric, judge_family
 
 )
 

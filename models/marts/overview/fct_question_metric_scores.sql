@@ -1,3 +1,5 @@
+-- noqa: disable=LT02
+-- (indentation: lines a Jinja loop repeats cannot sit at one indent in every iteration's compiled SQL)
 -- Every per-question score of every run in one long table: retrieval (each metric at each granularity and k, for
 -- the questions the run retrieved for), generation (the lexical metrics of answers that did not fail) and judged
 -- (the normalised score of ok judgments only: not_applicable and failed rows are not scores). The values are the
@@ -16,7 +18,10 @@ with retrieval_scores as (
 
 retrieval_runs as (
 
-    select run_id, dataset from {{ ref('int_retrieval_runs') }}
+    select
+        run_id,
+        dataset
+    from {{ ref('int_retrieval_runs') }}
 
 ),
 
@@ -37,19 +42,19 @@ judge_scores as (
 retrieval_long as (
 
     {% for column, metric in metric_columns('retrieval') %}
-    select
-        retrieval_scores.run_id,
-        'retrieval' as run_kind,
-        retrieval_runs.dataset,
-        retrieval_scores.question_id,
-        '{{ metric }}' as metric,
-        retrieval_scores.granularity,
-        retrieval_scores.k,
-        cast(retrieval_scores.{{ column }} as double) as value
-    from retrieval_scores
-    inner join retrieval_runs using (run_id)
-    where retrieval_scores.{{ column }} is not null
-    {{ "union all" if not loop.last }}
+        select
+            retrieval_scores.run_id,
+            'retrieval' as run_kind,
+            retrieval_runs.dataset,
+            retrieval_scores.question_id,
+            '{{ metric }}' as metric,
+            retrieval_scores.granularity,
+            retrieval_scores.k,
+            cast(retrieval_scores.{{ column }} as double) as value
+        from retrieval_scores
+        inner join retrieval_runs using (run_id)
+        where retrieval_scores.{{ column }} is not null
+                {{ "union all" if not loop.last }}
     {% endfor %}
 
 ),
@@ -57,18 +62,18 @@ retrieval_long as (
 generation_long as (
 
     {% for column, metric in metric_columns('lexical') %}
-    select
-        run_id,
-        'generation' as run_kind,
-        dataset,
-        question_id,
-        '{{ metric }}' as metric,
-        cast(null as varchar) as granularity,
-        cast(null as integer) as k,
-        cast({{ column }} as double) as value
-    from generation_scores
-    where {{ column }} is not null
-    {{ "union all" if not loop.last }}
+        select
+            run_id,
+            'generation' as run_kind,
+            dataset,
+            question_id,
+            '{{ metric }}' as metric,
+            cast(null as varchar) as granularity,
+            cast(null as integer) as k,
+            cast({{ column }} as double) as value
+        from generation_scores
+        where {{ column }} is not null
+                {{ "union all" if not loop.last }}
     {% endfor %}
 
 ),

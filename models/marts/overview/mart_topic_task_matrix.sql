@@ -1,3 +1,5 @@
+-- noqa: disable=LT02
+-- (indentation: lines a Jinja loop repeats cannot sit at one indent in every iteration's compiled SQL)
 -- OmniEval's topic x task matrix for any metric of any run (retrieval, generation or judged): the mean of the
 -- per-question scores in fct_question_metric_scores over the questions of each (topic, task) cell, at each level of
 -- the topic path (1 = the top level below the root). Questions without a topic or a task are in no cell.
@@ -27,15 +29,15 @@ questions as (
 question_topics as (
 
     {% for level in [1, 2, 3] %}
-    select
-        question_id,
-        task,
-        {{ level }} as topic_level,
-        topic_l{{ level }} as topic,
-        topic_l{{ level }}_en as topic_en
-    from questions
-    where topic_l{{ level }} is not null
-    {{ "union all" if not loop.last }}
+        select
+            question_id,
+            task,
+            {{ level }} as topic_level,
+            topic_l{{ level }} as topic,
+            topic_l{{ level }}_en as topic_en
+        from questions
+        where topic_l{{ level }} is not null
+                {{ "union all" if not loop.last }}
     {% endfor %}
 
 ),

@@ -14,7 +14,9 @@
 
 with runs as (
 
-    select run_id, run_version
+    select
+        run_id,
+        run_version
     from {{ ref('int_retrieval_runs') }}
     where {{ retrieval_runs_to_process() }}
 
@@ -28,7 +30,12 @@ cutoffs as (
 
 judgments as (
 
-    select run_id, question_id, granularity, unit_id, relevance
+    select
+        run_id,
+        question_id,
+        granularity,
+        unit_id,
+        relevance
     from {{ ref('int_retrieval_judgments') }}
     where {{ retrieval_runs_to_process() }}
 
@@ -36,7 +43,13 @@ judgments as (
 
 ranked_units as (
 
-    select run_id, question_id, granularity, unit_rank, first_result_position, relevance
+    select
+        run_id,
+        question_id,
+        granularity,
+        unit_rank,
+        first_result_position,
+        relevance
     from {{ ref('int_retrieval_ranked_units') }}
     where {{ retrieval_runs_to_process() }}
 
@@ -57,7 +70,9 @@ judged_questions as (
 -- a question is in the run when it has any result (every result is a chunk-level unit)
 run_questions as (
 
-    select distinct run_id, question_id
+    select distinct
+        run_id,
+        question_id
     from ranked_units
     where granularity = 'chunk'
 
@@ -65,7 +80,11 @@ run_questions as (
 
 retrieved_counts as (
 
-    select run_id, question_id, granularity, count(*) as n_retrieved
+    select
+        run_id,
+        question_id,
+        granularity,
+        count(*) as n_retrieved
     from ranked_units
     group by run_id, question_id, granularity
 
@@ -119,7 +138,7 @@ result_hits_at_k as (
     from relevant_hits
     cross join cutoffs
     where relevant_hits.granularity in ('doc', 'page')
-      and (cutoffs.k = 0 or relevant_hits.first_result_position <= cutoffs.k)
+        and (cutoffs.k = 0 or relevant_hits.first_result_position <= cutoffs.k)
     group by relevant_hits.run_id, relevant_hits.question_id, relevant_hits.granularity, cutoffs.k
 
 ),
@@ -167,15 +186,15 @@ evaluated as (
         judged_questions.n_relevant,
         coalesce(retrieved_counts.n_retrieved, 0) as n_retrieved
     from judged_questions
-    inner join runs on runs.run_id = judged_questions.run_id
+    inner join runs on judged_questions.run_id = runs.run_id
     cross join cutoffs
     left join run_questions
-        on run_questions.run_id = judged_questions.run_id
-        and run_questions.question_id = judged_questions.question_id
+        on judged_questions.run_id = run_questions.run_id
+        and judged_questions.question_id = run_questions.question_id
     left join retrieved_counts
-        on retrieved_counts.run_id = judged_questions.run_id
-        and retrieved_counts.question_id = judged_questions.question_id
-        and retrieved_counts.granularity = judged_questions.granularity
+        on judged_questions.run_id = retrieved_counts.run_id
+        and judged_questions.question_id = retrieved_counts.question_id
+        and judged_questions.granularity = retrieved_counts.granularity
 
 ),
 
@@ -191,20 +210,20 @@ joined as (
         coalesce(result_hits_at_k.n_relevant_in_top_results, 0) as n_relevant_in_top_results
     from evaluated
     left join hits_at_k
-        on hits_at_k.run_id = evaluated.run_id
-        and hits_at_k.question_id = evaluated.question_id
-        and hits_at_k.granularity = evaluated.granularity
-        and hits_at_k.k = evaluated.k
+        on evaluated.run_id = hits_at_k.run_id
+        and evaluated.question_id = hits_at_k.question_id
+        and evaluated.granularity = hits_at_k.granularity
+        and evaluated.k = hits_at_k.k
     left join ideal_dcg_at_k
-        on ideal_dcg_at_k.run_id = evaluated.run_id
-        and ideal_dcg_at_k.question_id = evaluated.question_id
-        and ideal_dcg_at_k.granularity = evaluated.granularity
-        and ideal_dcg_at_k.k = evaluated.k
+        on evaluated.run_id = ideal_dcg_at_k.run_id
+        and evaluated.question_id = ideal_dcg_at_k.question_id
+        and evaluated.granularity = ideal_dcg_at_k.granularity
+        and evaluated.k = ideal_dcg_at_k.k
     left join result_hits_at_k
-        on result_hits_at_k.run_id = evaluated.run_id
-        and result_hits_at_k.question_id = evaluated.question_id
-        and result_hits_at_k.granularity = evaluated.granularity
-        and result_hits_at_k.k = evaluated.k
+        on evaluated.run_id = result_hits_at_k.run_id
+        and evaluated.question_id = result_hits_at_k.question_id
+        and evaluated.granularity = result_hits_at_k.granularity
+        and evaluated.k = result_hits_at_k.k
 
 ),
 

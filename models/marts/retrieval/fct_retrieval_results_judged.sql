@@ -18,7 +18,10 @@
 
 with runs as (
 
-    select run_id, run_version, ranks_by_score
+    select
+        run_id,
+        run_version,
+        ranks_by_score
     from {{ ref('int_retrieval_runs') }}
     where {{ retrieval_runs_to_process() }}
 
@@ -26,7 +29,15 @@ with runs as (
 
 results as (
 
-    select run_id, question_id, rank, chunk_id, doc_id, page_start, page_end, score
+    select
+        run_id,
+        question_id,
+        rank,
+        chunk_id,
+        doc_id,
+        page_start,
+        page_end,
+        score
     from {{ ref('stg_lake__retrieval_results') }}
     where {{ retrieval_runs_to_process() }}
 
@@ -40,7 +51,15 @@ positioned_results as (
 
 ranked_units as (
 
-    select run_id, question_id, granularity, unit_id, unit_rank, doc_id, page_number, relevance
+    select
+        run_id,
+        question_id,
+        granularity,
+        unit_id,
+        unit_rank,
+        doc_id,
+        page_number,
+        relevance
     from {{ ref('int_retrieval_ranked_units') }}
     where {{ retrieval_runs_to_process() }}
 
@@ -48,19 +67,22 @@ ranked_units as (
 
 chunk_units as (
 
-    select * from ranked_units where granularity = 'chunk'
+    select * from ranked_units
+    where granularity = 'chunk'
 
 ),
 
 doc_units as (
 
-    select * from ranked_units where granularity = 'doc'
+    select * from ranked_units
+    where granularity = 'doc'
 
 ),
 
 page_units as (
 
-    select * from ranked_units where granularity = 'page'
+    select * from ranked_units
+    where granularity = 'page'
 
 ),
 
@@ -76,9 +98,9 @@ result_pages as (
         max(page_units.relevance) as page_relevance
     from positioned_results
     inner join page_units
-        on page_units.run_id = positioned_results.run_id
-        and page_units.question_id = positioned_results.question_id
-        and page_units.doc_id = positioned_results.doc_id
+        on positioned_results.run_id = page_units.run_id
+        and positioned_results.question_id = page_units.question_id
+        and positioned_results.doc_id = page_units.doc_id
         and page_units.page_number between positioned_results.page_start and positioned_results.page_end
     group by positioned_results.run_id, positioned_results.question_id, positioned_results.result_position
 
@@ -108,17 +130,17 @@ final as (
         positioned_results.run_version
     from positioned_results
     left join chunk_units
-        on chunk_units.run_id = positioned_results.run_id
-        and chunk_units.question_id = positioned_results.question_id
-        and chunk_units.unit_id = positioned_results.chunk_unit_id
+        on positioned_results.run_id = chunk_units.run_id
+        and positioned_results.question_id = chunk_units.question_id
+        and positioned_results.chunk_unit_id = chunk_units.unit_id
     left join doc_units
-        on doc_units.run_id = positioned_results.run_id
-        and doc_units.question_id = positioned_results.question_id
-        and doc_units.doc_id = positioned_results.doc_id
+        on positioned_results.run_id = doc_units.run_id
+        and positioned_results.question_id = doc_units.question_id
+        and positioned_results.doc_id = doc_units.doc_id
     left join result_pages
-        on result_pages.run_id = positioned_results.run_id
-        and result_pages.question_id = positioned_results.question_id
-        and result_pages.result_position = positioned_results.result_position
+        on positioned_results.run_id = result_pages.run_id
+        and positioned_results.question_id = result_pages.question_id
+        and positioned_results.result_position = result_pages.result_position
 
 )
 

@@ -1,7 +1,8 @@
 -- A full-corpus run beside its Oracle-Doc / Oracle-Page counterparts (the retrieval-gap study's conditions): the
 -- runs with the same config_id (the whole retriever config but the condition, landed by `finrag retrieve`) and
--- condition oracle_doc / oracle_page; the newest counterpart when there are several. One row per full run x granularity x metric x k
--- with each run's mean and the gaps (oracle mean - full mean). Rebuilt in full: it reads only the leaderboard.
+-- condition oracle_doc / oracle_page; the newest counterpart when there are several. One row per full run x
+-- granularity x metric x k with each run's mean and the gaps (oracle mean - full mean). Rebuilt in full: it reads
+-- only the leaderboard.
 
 with runs as (
 
@@ -11,14 +12,21 @@ with runs as (
 
 leaderboard as (
 
-    select run_id, granularity, metric, k, mean, n_questions
+    select
+        run_id,
+        granularity,
+        metric,
+        k,
+        mean,
+        n_questions
     from {{ ref('mart_retrieval_leaderboard') }}
 
 ),
 
 full_runs as (
 
-    select * from runs where condition = 'full'
+    select * from runs
+    where condition = 'full'
 
 ),
 
@@ -35,7 +43,7 @@ oracle_candidates as (
     from full_runs
     inner join runs as oracle_runs
         on oracle_runs.condition in ('oracle_doc', 'oracle_page')
-        and oracle_runs.config_id = full_runs.config_id
+        and full_runs.config_id = oracle_runs.config_id
 
 ),
 
@@ -71,18 +79,18 @@ final as (
         oracle_page_means.n_questions as oracle_page_n_questions,
         oracle_page_means.mean - full_means.mean as oracle_page_gap
     from counterparts
-    inner join full_runs on full_runs.run_id = counterparts.run_id
-    inner join leaderboard as full_means on full_means.run_id = counterparts.run_id
+    inner join full_runs on counterparts.run_id = full_runs.run_id
+    inner join leaderboard as full_means on counterparts.run_id = full_means.run_id
     left join leaderboard as oracle_doc_means
-        on oracle_doc_means.run_id = counterparts.oracle_doc_run_id
-        and oracle_doc_means.granularity = full_means.granularity
-        and oracle_doc_means.metric = full_means.metric
-        and oracle_doc_means.k = full_means.k
+        on counterparts.oracle_doc_run_id = oracle_doc_means.run_id
+        and full_means.granularity = oracle_doc_means.granularity
+        and full_means.metric = oracle_doc_means.metric
+        and full_means.k = oracle_doc_means.k
     left join leaderboard as oracle_page_means
-        on oracle_page_means.run_id = counterparts.oracle_page_run_id
-        and oracle_page_means.granularity = full_means.granularity
-        and oracle_page_means.metric = full_means.metric
-        and oracle_page_means.k = full_means.k
+        on counterparts.oracle_page_run_id = oracle_page_means.run_id
+        and full_means.granularity = oracle_page_means.granularity
+        and full_means.metric = oracle_page_means.metric
+        and full_means.k = oracle_page_means.k
 
 )
 

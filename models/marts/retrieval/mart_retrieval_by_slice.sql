@@ -1,3 +1,5 @@
+-- noqa: disable=LT02
+-- (indentation: lines a Jinja loop repeats cannot sit at one indent in every iteration's compiled SQL)
 -- The leaderboard's means by question slice (long format): run x dimension x value x granularity x metric x k.
 -- Dimensions: dataset, doc_type / company / sector (of the question's primary gold document), question_type, task,
 -- topic_l1 / topic_l2 / topic_l3 (value = the topic path down to that level, 'a/b/c'), and topic_x_task (the
@@ -21,7 +23,10 @@
 
 with runs as (
 
-    select run_id, dataset, slice_version
+    select
+        run_id,
+        dataset,
+        slice_version
     from {{ ref('int_retrieval_runs') }}
     where {{ retrieval_runs_to_process('slice_version') }}
 
@@ -61,8 +66,8 @@ sliced_scores as (
         questions.{{ dimension }}{{ "," if not loop.last }}
         {%- endfor %}
     from question_scores
-    inner join runs on runs.run_id = question_scores.run_id
-    left join questions on questions.question_id = question_scores.question_id
+    inner join runs on question_scores.run_id = runs.run_id
+    left join questions on question_scores.question_id = questions.question_id
 
 ),
 
@@ -78,7 +83,8 @@ slice_means as (
         {%- endfor %}
         {{ retrieval_metric_means() }}
     from sliced_scores
-    group by grouping sets (
+    -- sqlfluff's duckdb dialect does not parse grouping sets yet
+    group by grouping sets (  -- noqa: PRS
         {%- for dimension in dimensions %}
         (run_id, granularity, k, {{ dimension }}),
         {%- endfor %}
@@ -129,7 +135,7 @@ final as (
         metric_means.n_questions_complete,
         runs.slice_version
     from metric_means
-    inner join runs on runs.run_id = metric_means.run_id
+    inner join runs on metric_means.run_id = runs.run_id
     where metric_means.n_questions > 0
 
 )

@@ -17,7 +17,13 @@
 
 with runs as (
 
-    select run_id, dataset, retriever, condition, source, run_version
+    select
+        run_id,
+        dataset,
+        retriever,
+        condition,
+        source,
+        run_version
     from {{ ref('int_retrieval_runs') }}
     where {{ retrieval_runs_to_process() }}
 
@@ -66,7 +72,7 @@ final as (
         metric_means.n_questions_complete,
         runs.run_version
     from metric_means
-    inner join runs on runs.run_id = metric_means.run_id
+    inner join runs on metric_means.run_id = runs.run_id
     where metric_means.n_questions > 0
 
 )

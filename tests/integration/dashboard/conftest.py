@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 from selenium import webdriver
+
 from support.browser import chrome
 from support.dashboard_home import DashHome, dashboard_home
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 from streamlit.testing.v1 import AppTest
+
 from support.dashboard_home import DashHome
 from support.paths import PROJECT
 

@@ -12,6 +12,7 @@ from urllib.parse import urlencode
 
 import polars as pl
 from selenium import webdriver
+
 from support.browser import SCREENSHOTS, Dashboard, open_page, open_paths, screenshot
 from support.cli import run_finrag
 from support.dashboard_home import BUILD_ARGS, DashHome

@@ -10,12 +10,12 @@ import duckdb
 import polars as pl
 import polars.selectors as cs
 import pytest
-from support.cli import run_finrag
-from support.dashboard_home import DashHome
-from support.paths import PROJECT
 
 from dashboards import data
 from python_jobs.core.lake import Lake
+from support.cli import run_finrag
+from support.dashboard_home import DashHome
+from support.paths import PROJECT
 
 PAGES = ("leaderboard", "heatmap", "slices", "run_vs_run", "judge_agreement", "drilldown")
 
@@ -150,7 +150,8 @@ def test_exposures_in_dbt_docs_and_no_publish(dash: DashHome) -> None:
     """`dbt docs generate` works on a built home and its manifest lists one exposure per page with its models;
     `finrag build --no-publish` leaves the exports as they were."""
     home = dash.docs_home
-    # +dim_documents: the staging views too, so they read this copy's lake (views hold the lake path they were built with)
+    # +dim_documents: the staging views too, so they read this copy's lake
+    # (views hold the lake path they were built with)
     run_finrag(home, "build", "--no-publish", "--select", "+dim_documents", "--quiet")
     manifest_before = (home / "exports" / "marts" / "_manifest.json").read_text()
     from python_jobs.warehouse.dbt_runner import run_dbt
@@ -167,7 +168,8 @@ def test_exposures_in_dbt_docs_and_no_publish(dash: DashHome) -> None:
     assert deps["dashboard_leaderboard"] >= {"model.finrag.mart_retrieval_leaderboard",
                                               "model.finrag.mart_generation_leaderboard",
                                               "model.finrag.mart_judge_leaderboard"}
-    assert deps["dashboard_judge_agreement"] == {"model.finrag.mart_judge_agreement", "model.finrag.mart_judge_confusion"}
+    assert deps["dashboard_judge_agreement"] == {"model.finrag.mart_judge_agreement",
+                                                 "model.finrag.mart_judge_confusion"}
     # the drill-down's hit marks are the metrics' own (fct_retrieval_results_judged), not re-derived from the lake
     assert "model.finrag.fct_retrieval_results_judged" in deps["dashboard_drilldown"]
     assert "source.finrag.lake.retrieval_results" not in deps["dashboard_drilldown"]

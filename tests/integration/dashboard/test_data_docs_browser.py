@@ -10,6 +10,7 @@ from pathlib import Path
 from selenium import webdriver
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
+
 from support.browser import Dashboard, open_page, screenshot, wait_for_texts
 from support.validation_home import BAD_RUN, GOOD, UNKNOWN_TOPIC, land_good_and_bad
 

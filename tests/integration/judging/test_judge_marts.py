@@ -11,12 +11,12 @@ from pathlib import Path
 import polars as pl
 import pytest
 from sklearn.metrics import accuracy_score, cohen_kappa_score
+
+from python_jobs.core.lake import Lake
 from support.cli import dbt_build, run_finrag
 from support.fake_llm import Behaviour, FakeLLM
 from support.judge_home import ORACLE, judge, key, oracle_qids, run_id_of
 from support.warehouse import warehouse_query
-
-from python_jobs.core.lake import Lake
 
 
 def land_judgment(home: Path, judge_run_id: str, raw: float) -> None:
@@ -116,7 +116,7 @@ def test_financebench_judge_run_marts_and_agreement(base: dict, wh: Path, tmp_pa
     pairs = [(judge_class(by[(q, "correctness")]["raw_score"]), human_class(hraw[q]))
              for q in qids if by[(q, "correctness")]["status"] == "ok"]
     jc, hc = [p[0] for p in pairs], [p[1] for p in pairs]
-    rows = warehouse_query(wh, f"""select grain, n, n_not_scored, accuracy, kappa from mart_judge_agreement
+    rows = warehouse_query(wh, """select grain, n, n_not_scored, accuracy, kappa from mart_judge_agreement
         where label_set = 'financebench_human' and metric = 'correctness' and judge_model = 'fake-model'
         order by grain""")
     assert [r[0] for r in rows] == ["judge_model", "judge_model_overall", "judge_run"]

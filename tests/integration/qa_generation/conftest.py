@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from support.qa_generation_home import synth_corpus
 
 

@@ -13,6 +13,10 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+
+from python_jobs.core.lake import Lake
+from python_jobs.qa_generation.human_inspection import generated_questions
+from python_jobs.qa_generation.tasks import assigned_split
 from support.cli import run_finrag
 from support.fake_llm import Behaviour, FakeLLM
 from support.qa_generation_home import (
@@ -28,10 +32,6 @@ from support.qa_generation_home import (
     script_for,
     tail,
 )
-
-from python_jobs.core.lake import Lake
-from python_jobs.qa_generation.human_inspection import generated_questions
-from python_jobs.qa_generation.tasks import assigned_split
 
 
 @pytest.fixture
@@ -95,14 +95,16 @@ def test_every_task_lands_or_fails_with_its_reason(generated: dict) -> None:
     assert set(contrast["status"]) == {"failed"} and contrast.height == 8
     assert set(contrast["reason"]) == {"contrast generator: no 'Question:' line in the reply"}
     mh = att.filter(pl.col("task") == "multi_hop")
-    calc, chain = mh.filter(pl.col("question_type") == "multi_hop_calc"), mh.filter(pl.col("question_type") == "multi_hop_chain")
+    calc = mh.filter(pl.col("question_type") == "multi_hop_calc")
+    chain = mh.filter(pl.col("question_type") == "multi_hop_chain")
     assert set(calc["status"]) == {"ok"} and calc.height >= 1
     assert set(chain["status"]) == {"failed"} and chain.height >= 1
     assert set(chain["reason"]) == {"multi_hop_chain generator: no 'Answer:' line in the reply"}
     # failed attempts never land as questions; landed ones do, exactly
     landed = att.filter(pl.col("status").is_in(["ok", "dropped"]))
     assert sorted(qs["question_id"]) == sorted(landed["question_id"])
-    assert att.filter(pl.col("status") == "failed")["question_id"].null_count() == att.filter(pl.col("status") == "failed").height
+    failed = att.filter(pl.col("status") == "failed")
+    assert failed["question_id"].null_count() == failed.height
     assert qs.filter(pl.col("task") == "contrast").height == 0
     # stderr has the per-task summary, stdout only the run id
     err = generated["proc"].stderr

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+
+from python_jobs.core.lake import Lake
+from python_jobs.qa_generation.human_inspection import generated_questions
 from support.cli import run_finrag
 from support.fake_llm import Behaviour, FakeLLM
 from support.qa_generation_home import ARGS, DS, fresh_home, generate, run_id_of, script_for
 from support.warehouse import warehouse_query
-
-from python_jobs.core.lake import Lake
-from python_jobs.qa_generation.human_inspection import generated_questions
 
 SCORES = [5, 3, 1, 4, 2, 5, 3, 4]  # cycled over the exported rows
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from support.paths import PROJECT
 
 from python_jobs.core.contracts import CONTRACTS, _load, contract
 from python_jobs.warehouse.dbt_codegen import STAGING_DIR, generated_files, stale_files, write_generated
+from support.paths import PROJECT
 
 
 def test_every_table_declares_its_key_partition_and_landing_time() -> None:
@@ -82,6 +82,7 @@ def test_a_contract_column_reaches_sources_staging_and_docs() -> None:
     assert "{% docs lake__retrieval_runs__config_id %}" in files["_lake__docs.md"]
     # accepted values, ranges, keys and references become the staging model's data tests
     assert "accepted_values" in yml and "- oracle_page" in yml
-    assert "in_range" in files["stg_lake__qa_inspections.yml"] and "max_value: 5" in files["stg_lake__qa_inspections.yml"]
+    inspections = files["stg_lake__qa_inspections.yml"]
+    assert "in_range" in inspections and "max_value: 5" in inspections
     assert "unique_key" in files["stg_lake__retrieval_results.yml"]
     assert "known_in_dataset" in files["stg_lake__evidence.yml"] and "relationships" in files["stg_lake__answers.yml"]

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from support.paths import PROJECT
 
 from python_jobs.core import lake as lake_mod
 from python_jobs.core.contracts import CONTRACTS
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake
+from support.paths import PROJECT
 
 
 def docs(ids: list[str], dataset: str = "ds") -> pl.DataFrame:
@@ -73,13 +73,16 @@ def test_one_bad_frame_lands_nothing(home: Path) -> None:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (lambda f: f.with_columns(pl.lit("10K").alias("doc_type")), "field 'doc_type': documents (row 0): value not one of"),
+        (lambda f: f.with_columns(pl.lit("10K").alias("doc_type")),
+         "field 'doc_type': documents (row 0): value not one of"),
         (lambda f: f.with_columns(pl.lit(None, pl.String).alias("dataset")),
          "field 'dataset': documents (row 0): required value is missing"),
         (lambda f: f.with_columns(pl.lit(-1).alias("n_pages")), "field 'n_pages': documents (row 0): value below 0"),
-        (lambda f: f.with_columns(pl.lit("x").alias("surprise")), "field 'surprise': documents: columns not in the contract"),
+        (lambda f: f.with_columns(pl.lit("x").alias("surprise")),
+         "field 'surprise': documents: columns not in the contract"),
         (lambda f: f.drop("doc_type"), "field 'doc_type': documents: required column missing"),
-        (lambda f: f.with_columns(pl.lit("many").alias("n_pages")), "documents: a value does not fit the contract's type"),
+        (lambda f: f.with_columns(pl.lit("many").alias("n_pages")),
+         "documents: a value does not fit the contract's type"),
     ],
 )
 def test_contract_violations_name_the_field(home: Path, change, message: str) -> None:

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from support.paths import PROJECT
 
 from python_jobs.core import validation
 from python_jobs.core.contracts import CONTRACTS, contract
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake
+from support.paths import PROJECT
 
 
 def expectations(table: str) -> list[dict]:
@@ -43,7 +43,8 @@ def test_one_expectation_per_contract_rule(table: str) -> None:
     between = {e["kwargs"]["column"]: (e["kwargs"].get("min_value"), e["kwargs"].get("max_value")) for e in got
                if e["type"] == "expect_column_values_to_be_between"}
     assert between == dict(c.ranges)
-    keys = [e for e in got if e["type"] in ("expect_column_values_to_be_unique", "expect_compound_columns_to_be_unique")]
+    keys = [e for e in got
+            if e["type"] in ("expect_column_values_to_be_unique", "expect_compound_columns_to_be_unique")]
     assert len(keys) == 1
     assert keys[0]["kwargs"].get("column_list", [keys[0]["kwargs"].get("column")]) == list(c.key)
     refs = [e for e in got if isinstance(e["kwargs"].get("value_set"), dict)]
@@ -125,7 +126,8 @@ def test_reference_to_questions_only_when_the_dataset_has_them(home: Path) -> No
 def test_plain_reference_and_row_numbers_without_lines(home: Path) -> None:
     with pytest.raises(InputError) as err:
         Lake(home).land_one("retrieval_results", "r9", results("r9", ["t1"], "trec_only"))
-    assert str(err.value) == "field 'run_id': retrieval_results (row 0): unknown retrieval run 'r9': not in retrieval_runs"
+    assert str(err.value) == ("field 'run_id': retrieval_results (row 0): unknown retrieval run 'r9': "
+                              "not in retrieval_runs")
 
 
 def test_compound_duplicate_names_the_repeating_line(home: Path) -> None:
@@ -191,7 +193,8 @@ def test_every_result_is_stored_and_listed_in_the_data_docs(home: Path) -> None:
     index = (home / "data_docs" / "index.html").read_text()
     assert "load_id=good" in index and "load_id=bad" in index
     # static HTML, readable offline: the rows are in the page, not drawn by a script from a CDN
-    assert index.count('class="finrag-row finrag-success"') == 1 and index.count('class="finrag-row finrag-failed"') == 1
+    assert index.count('class="finrag-row finrag-success"') == 1
+    assert index.count('class="finrag-row finrag-failed"') == 1
     assert "<script src=" not in index
     pages = sorted((home / "data_docs" / "validations" / "questions").rglob("*.html"))
     assert len(pages) == 2

@@ -9,11 +9,11 @@ import lancedb
 import numpy as np
 import polars as pl
 import pytest
-from support.toy_corpus import DATASET, FLAT, PC, land_corpus
 
 from python_jobs.corpus.encoders import load_embedder
 from python_jobs.corpus.indexing import index_chunks
 from python_jobs.corpus.vectors import table_name
+from support.toy_corpus import DATASET, FLAT, PC, land_corpus
 
 pytestmark = pytest.mark.slow
 

@@ -10,7 +10,9 @@ from pypdf import PdfReader
 from python_jobs.corpus import pdf_pages
 
 
-def test_second_extraction_comes_from_the_cache(shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_second_extraction_comes_from_the_cache(
+    shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("FINRAG_CACHE_DIR", str(tmp_path / "cache"))
     pdf = shared_data / "financebench" / "pdfs" / "BESTBUY_2024Q2_10Q.pdf"
     info = pdf_pages.inspect(pdf)

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from support.fake_llm import Behaviour, FakeLLM
 
 from python_jobs.core.lake import Lake
 from python_jobs.llm.client import ChatRequest, LLMClient, load_prices, request_hash
 from python_jobs.llm.config import LLMConfig
 from python_jobs.llm.prompts import messages
+from support.fake_llm import Behaviour, FakeLLM
 
 KEY = "sk-finrag-test-KEY-7f3a9c1e55d2"
 

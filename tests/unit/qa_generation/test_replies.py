@@ -35,7 +35,8 @@ def test_extractive_and_labels() -> None:
                                        "Answer: What is the impact of changes in demand?")
     with pytest.raises(ReplyError, match="question: degenerate repetition"):
         parse_generation("extractive", "Question: What is the first amendment to the First Amendment to the First "
-                                       "Amendment to the First Amendment to the First Amendment to the First\nAnswer: x")
+                                       "Amendment to the First Amendment to the First Amendment to the First\n"
+                                       "Answer: x")
     with pytest.raises(ReplyError, match="at least 4 words"):
         parse_generation("extractive", "Question: Revenue?\nAnswer: $5")
 
@@ -104,7 +105,8 @@ def test_paraphrased_examples_are_copies() -> None:
                                             "of 2023.")
     assert copies_example(contrast, load_agent("qa_contrast_v1"), legal)
     signatures = ("Pursuant to the requirements of Section 13 of the Securities Exchange Act of 1934, the registrant "
-                  "has duly caused this report to be signed on its behalf by the undersigned, thereunto duly authorized")
+                  "has duly caused this report to be signed on its behalf by the undersigned, "
+                  "thereunto duly authorized")
     long_form = parse_generation("long_form", "Question: How does the company manage its foreign currency risk?\n"
                                               "Answer: The company uses forward contracts to hedge up to 18 months of "
                                               "forecast sales in foreign currencies. Gains and losses on these "
@@ -168,7 +170,8 @@ NOT_INSPECTED = {"human_verdict": None, "human_score": None, "human_inspection_r
 def _questions() -> pl.DataFrame:
     meta = {"generation_run_id": "g", "assigned_split": "gen_test", "llm_split": "gen_test"}
     return contract("questions").frame([
-        {"question_id": "q1", "dataset": "d", "split": "gen_test", "question": "What was it?", "reference_answers": ["a"],
+        {"question_id": "q1", "dataset": "d", "split": "gen_test", "question": "What was it?",
+         "reference_answers": ["a"],
          "task": "conversational", "topic_path": ["x"], "question_type": "conversational", "question_reasoning": None,
          "conversation": [{"role": "user", "content": "Hi?"}, {"role": "assistant", "content": "Yes."},
                           {"role": "user", "content": "What was it?"}],

@@ -12,8 +12,6 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
-from support.models import build_local_cross_encoder
-from support.toy_corpus import DATASET, FLAT, PAGES, PC, QUESTIONS, ranking, results
 
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake
@@ -22,6 +20,8 @@ from python_jobs.retrieval import Hit
 from python_jobs.retrieval.finance_tokenizer import tokenize
 from python_jobs.retrieval.hybrid import rrf
 from python_jobs.retrieval.runs import run_retrieval
+from support.models import build_local_cross_encoder
+from support.toy_corpus import DATASET, FLAT, PAGES, PC, QUESTIONS, ranking, results
 
 
 @pytest.fixture

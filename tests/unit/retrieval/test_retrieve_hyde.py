@@ -13,9 +13,6 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
-from support.fake_llm import Behaviour, FakeLLM
-from support.query_rewriting import KEY, Q4_PASSAGE, TEXT, params
-from support.toy_corpus import DATASET, FLAT, QUESTIONS, land_flat_indexed, ranking, results
 
 from python_jobs.core.lake import Lake
 from python_jobs.corpus.encoders import load_embedder
@@ -25,6 +22,9 @@ from python_jobs.retrieval.bm25 import BM25Retriever
 from python_jobs.retrieval.hybrid import rrf
 from python_jobs.retrieval.llm_expand import parse_expansion
 from python_jobs.retrieval.runs import run_retrieval
+from support.fake_llm import Behaviour, FakeLLM
+from support.query_rewriting import KEY, Q4_PASSAGE, TEXT, params
+from support.toy_corpus import DATASET, FLAT, QUESTIONS, land_flat_indexed, ranking, results
 
 GLOBEX_CASH = f"GLOBEX_2023_10Q::{FLAT}::00002"
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from support.toy_corpus import DATASET, FLAT, land_corpus
 
 from python_jobs.core.errors import InputError
 from python_jobs.retrieval.run_files import export
 from python_jobs.retrieval.runs import run_retrieval
+from support.toy_corpus import DATASET, FLAT, land_corpus
 
 
 def test_trec_export_format_and_strict_order(home: Path):
@@ -22,7 +22,9 @@ def test_trec_export_format_and_strict_order(home: Path):
     lines = [ln.split("\t") for ln in export(home, out["run_id"], "trec").splitlines()]
     assert len(lines) == res.height
     for (qid, q0, docno, rank, score, tag), row in zip(lines, res.iter_rows(named=True)):
-        assert (qid, q0, docno, int(rank), tag) == (row["question_id"], "Q0", row["chunk_id"], row["rank"], out["run_id"])
+        assert (qid, q0, docno, int(rank), tag) == (
+            row["question_id"], "Q0", row["chunk_id"], row["rank"], out["run_id"]
+        )
         assert float(score) == 3 - row["rank"] + 1
     raw = [ln.split("\t") for ln in export(home, out["run_id"], "trec", score="raw").splitlines()]
     assert [float(x[4]) for x in raw] == pytest.approx(res["score"].to_list(), abs=1e-6)
@@ -32,8 +34,8 @@ def test_raw_scores_refused_when_ties_would_reorder(home: Path):
     lake = land_corpus(home)
     run = pl.DataFrame([{"run_id": "tied", "dataset": DATASET, "retriever": "x", "condition": "full", "k": 2,
                          "config_hash": "h", "config_id": "h", "source": "finrag"}])
-    res = pl.DataFrame([{"run_id": "tied", "question_id": "q1", "dataset": DATASET, "rank": r, "chunk_id": c, "doc_id": "ACME_2022_10K",
-                         "score": 1.0} for r, c in ((1, "a"), (2, "b"))])
+    res = pl.DataFrame([{"run_id": "tied", "question_id": "q1", "dataset": DATASET, "rank": r, "chunk_id": c,
+                         "doc_id": "ACME_2022_10K", "score": 1.0} for r, c in ((1, "a"), (2, "b"))])
     lake.land([("retrieval_runs", "tied", run), ("retrieval_results", "tied", res)])
     with pytest.raises(InputError, match="--score rank"):
         export(home, "tied", "trec", score="raw")

@@ -6,9 +6,8 @@ import csv
 import json
 from pathlib import Path
 
-from support.paths import PROJECT
-
 from python_jobs.sources.topic_tree import flatten
+from support.paths import PROJECT
 
 
 def test_topic_seed_is_the_flattened_omnieval_tree(shared_data: Path) -> None:
@@ -19,5 +18,7 @@ def test_topic_seed_is_the_flattened_omnieval_tree(shared_data: Path) -> None:
     assert [r["topic_id"] for r in seed] == [r["topic_id"] for r in rows]
     assert len(seed) == 46
     ipo = next(r for r in seed if r["name_zh"] == "IPO")
-    assert (ipo["topic_id"], ipo["level"], ipo["l1_en"], ipo["l2_en"]) == ("投资/股票市场/IPO", "3", "Investment", "Stock market")
+    assert (ipo["topic_id"], ipo["level"], ipo["l1_en"], ipo["l2_en"]) == (
+        "投资/股票市场/IPO", "3", "Investment", "Stock market"
+    )
     assert all(r["name_en"] and not any("\u4e00" <= ch <= "\u9fff" for ch in r["name_en"]) for r in seed)

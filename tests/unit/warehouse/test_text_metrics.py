@@ -13,13 +13,13 @@ import sacrebleu
 from rouge_score import rouge_scorer
 
 from python_jobs.warehouse.text_metrics import (
+    Amount,
     bleu,
     exact_match,
     first_words,
     lcs_length,
     numeric_gold,
     numeric_match,
-    Amount,
     parse_amounts,
     register_duckdb_functions,
     rouge_l_f,
