@@ -45,8 +45,9 @@ def test_every_source_and_mart_column_is_described(home: Path) -> None:
     dbt_build(home)
     manifest = json.loads((home / "dbt_target" / "manifest.json").read_text())
     documented: dict[str, tuple[str, dict]] = {}
+    layers = ("models/staging", "models/marts", "seeds")
     for node in manifest["nodes"].values():
-        if node["resource_type"] in ("model", "seed") and node["original_file_path"].startswith(("models/staging", "models/marts", "seeds")):
+        if node["resource_type"] in ("model", "seed") and node["original_file_path"].startswith(layers):
             documented[node["alias"]] = (node["original_file_path"], node["columns"])
     built = warehouse_query(home, "select table_name, column_name from information_schema.columns")
     missing = sorted(
