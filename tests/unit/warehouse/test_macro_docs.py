@@ -1,0 +1,24 @@
+"""Every macro and generic test under macros/ is documented in macros/_macros.yml (and nothing there is stale)."""
+
+from __future__ import annotations
+
+import re
+
+import yaml
+
+from support.paths import PROJECT
+
+DEFINITION = re.compile(r"\{%-?\s*(macro|test)\s+([a-z_][a-z0-9_]*)")
+
+
+def test_every_macro_is_documented() -> None:
+    defined = {
+        ("test_" if kind == "test" else "") + name
+        for path in (PROJECT / "macros").rglob("*.sql")
+        for kind, name in DEFINITION.findall(path.read_text())
+    }
+    documented = {m["name"]: m for m in yaml.safe_load((PROJECT / "macros" / "_macros.yml").read_text())["macros"]}
+    assert len(defined) >= 15
+    assert sorted(defined - documented.keys()) == [], "macros without an entry in macros/_macros.yml"
+    assert sorted(documented.keys() - defined) == [], "entries in macros/_macros.yml without a macro"
+    assert [name for name, m in documented.items() if not str(m.get("description", "")).strip()] == []
