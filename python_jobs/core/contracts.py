@@ -85,6 +85,7 @@ class Contract:
     key: tuple[str, ...]
     columns: tuple[Column, ...]
     references: tuple[Reference, ...] = ()
+    unique: tuple[tuple[str, ...], ...] = ()  # more column sets unique within a load (besides the key)
 
     @property
     def schema(self) -> dict[str, pl.DataType]:
@@ -168,7 +169,8 @@ def _load(path: Path = CONTRACTS_YML) -> dict[str, Contract]:
             ))
         refs = tuple(Reference(r["column"], r["to"], r.get("field", r["column"]), r.get("same_dataset", True))
                      for r in t.get("references") or ())
-        out[table] = Contract(table, t["description"], t["partition"], tuple(t["key"]), tuple(columns), refs)
+        unique = tuple(tuple(u) for u in t.get("unique") or ())
+        out[table] = Contract(table, t["description"], t["partition"], tuple(t["key"]), tuple(columns), refs, unique)
     return out
 
 

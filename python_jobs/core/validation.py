@@ -9,6 +9,7 @@ Every frame `Lake.land` lands is validated first, against an ExpectationSuite de
     min / max                          expect_column_values_to_be_between (inclusive)
     key                                expect_column_values_to_be_unique / expect_compound_columns_to_be_unique:
                                        unique within the frame
+    unique (more column sets)          expect_compound_columns_to_be_unique
     reference, same_dataset            expect_column_values_to_be_in_set over the parent's ids of the row's dataset
                                        (lake + this landing), only on rows whose dataset has parent rows
                                        (row_condition `dataset_has_<parent> == True`): a TREC-only dataset is valid
@@ -96,7 +97,7 @@ def gx() -> Any:
 class Rule:
     """One rule of a contract; one expectation in the table's suite."""
 
-    kind: str  # required | accepted | range | key | reference
+    kind: str  # required | accepted | range | key | unique | reference
     columns: tuple[str, ...]
     values: tuple[str, ...] | None = None  # accepted
     low: float | None = None  # range
@@ -110,6 +111,7 @@ def rules(c: Contract) -> list[Rule]:
     out += [Rule("accepted", (col,), values=allowed) for col, allowed in c.accepted.items()]
     out += [Rule("range", (col,), low=lo, high=hi) for col, (lo, hi) in c.ranges.items()]
     out.append(Rule("key", c.key))
+    out += [Rule("unique", tuple(cols)) for cols in c.unique]
     out += [Rule("reference", (r.column,), reference=r) for r in c.references]
     return out
 
@@ -142,6 +144,9 @@ def _expectation(c: Contract, rule: Rule, index: int) -> Any:
         if len(c.key) == 1:
             return e.ExpectColumnValuesToBeUnique(column=col, meta=meta, notes=notes)
         return e.ExpectCompoundColumnsToBeUnique(column_list=list(c.key), meta=meta, notes=notes)
+    if rule.kind == "unique":
+        return e.ExpectCompoundColumnsToBeUnique(column_list=list(rule.columns), meta=meta,
+                                                 notes=f"{where}: {', '.join(rule.columns)} unique within the load")
     ref = rule.reference
     assert ref is not None
     kwargs: dict[str, Any] = {"column": ref.column, "value_set": {"$PARAMETER": parameter_name(ref)}, "meta": meta}
@@ -315,7 +320,7 @@ def raise_for(result: Any, c: Contract, frame: pl.DataFrame, fields: Mapping[str
 def _first_row(rule: Rule, frame: pl.DataFrame, summary: Mapping[str, Any]) -> int:
     """The frame row to report, from GX's partial unexpected index list (row indices of the batch)."""
     index = [int(i) for i in summary.get("partial_unexpected_index_list") or []]
-    if rule.kind != "key":
+    if rule.kind not in ("key", "unique"):
         if index:
             return index[0]
         bad = summary.get("partial_unexpected_list") or []  # GX gave values only: find their first row
@@ -358,6 +363,8 @@ def _input_error(c: Contract, rule: Rule, frame: pl.DataFrame, summary: Mapping[
         why = f"value below {rule.low}" if rule.low is not None and value < rule.low else f"value above {rule.high}"
     elif rule.kind == "key":
         why = f"duplicate key {tuple(c.key)}"
+    elif rule.kind == "unique":
+        why = f"duplicate {tuple(rule.columns)}"
     else:
         ref = rule.reference
         assert ref is not None

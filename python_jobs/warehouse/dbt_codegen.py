@@ -5,6 +5,8 @@
     models/staging/stg_lake__<table>.sql   the staging view: every contract column, in contract order
     models/staging/stg_lake__<table>.yml   its docs and data tests (not_null, unique / unique_key, accepted_values,
                                            in_range, known_in_dataset / relationships), all from the contract
+    models/staging/stg_lake__partitions.*  the lake's load metadata: every partition of every table, its dataset,
+                                           rows and newest landing time (what incremental models version runs by)
 
 `finrag contracts generate` writes them; `finrag contracts check` (and a test) fails when a committed file differs
 from what the contract generates, so a hand edit of a generated file cannot drift from the contract.
@@ -71,8 +73,10 @@ def staging_yml(c: Contract) -> dict[str, object]:
         columns.append(entry)
     model: dict[str, object] = {"name": f"stg_lake__{c.name}", "description": _doc_ref(table_doc(c.name)),
                                 "columns": columns}
-    if len(c.key) > 1:
-        model["data_tests"] = [{"unique_key": {"arguments": {"columns": list(c.key)}}}]
+    model_tests = [{"unique_key": {"arguments": {"columns": list(cols)}}}
+                   for cols in (c.key, *c.unique) if len(cols) > 1]
+    if model_tests:
+        model["data_tests"] = model_tests
     return {"version": 2, "models": [model]}
 
 
@@ -81,6 +85,45 @@ def staging_sql(c: Contract) -> str:
     return (f"-- {HEADER}\n\n"
             f"with source as (\n\n    select * from {{{{ source('lake', '{c.name}') }}}}\n\n),\n\n"
             f"renamed as (\n\n    select\n{cols}\n    from source\n\n)\n\nselect * from renamed\n")
+
+
+def partitions_sql() -> str:
+    """One row per table x partition x dataset: the lake's own load metadata, read from the partitions themselves."""
+    selects = []
+    for c in CONTRACTS.values():
+        dataset = "dataset" if "dataset" in c.schema else "cast(null as varchar) as dataset"
+        group = f"{c.partition}, dataset" if "dataset" in c.schema else c.partition
+        selects.append(
+            f"    select\n        '{c.name}' as table_name,\n        '{c.partition}' as partition_column,\n"
+            f"        {c.partition} as partition_value,\n        {dataset},\n"
+            f"        count(*) as n_rows,\n        max(created_at) as loaded_at\n"
+            f"    from {{{{ source('lake', '{c.name}') }}}}\n    group by {group}"
+        )
+    body = "\n    union all\n".join(selects)
+    return (f"-- {HEADER}\n"
+            "-- A table: every incremental model reads it to version its runs, so it is computed once per build.\n\n"
+            f"{{{{ config(materialized='table') }}}}\n\nwith partitions as (\n\n{body}\n\n)\n\n"
+            f"select * from partitions\n")
+
+
+def partitions_yml() -> dict[str, object]:
+    columns = [
+        ("table_name", "varchar", "The lake table.", ["not_null"]),
+        ("partition_column", "varchar", "The table's partition column (load_id, run_id, ...).", ["not_null"]),
+        ("partition_value", "varchar", "The partition (a load or run id).", ["not_null"]),
+        ("dataset", "varchar", "The dataset of the partition's rows; null for tables without a dataset.", []),
+        ("n_rows", "bigint", "Rows in the partition (for that dataset).", ["not_null"]),
+        ("loaded_at", "timestamp with time zone", "When the partition's newest row landed.", ["not_null"]),
+    ]
+    return {"version": 2, "models": [{
+        "name": "stg_lake__partitions",
+        "description": ("The lake's load metadata: one row per table x partition x dataset with its rows and newest "
+                        "landing time. The incremental retrieval models version each run by the partitions it "
+                        "reads (macros/retrieval/retrieval_versions.sql)."),
+        "columns": [{"name": n, "description": d, "data_type": t, **({"data_tests": tests} if tests else {})}
+                    for n, t, d, tests in columns],
+        "data_tests": [{"unique_key": {"arguments": {"columns": ["table_name", "partition_value", "dataset"]}}}],
+    }]}
 
 
 def sources_yml() -> dict[str, object]:
@@ -129,6 +172,8 @@ def generated_files() -> list[Generated]:
     for c in CONTRACTS.values():
         out.append(Generated(STAGING_DIR / f"stg_lake__{c.name}.sql", staging_sql(c)))
         out.append(Generated(STAGING_DIR / f"stg_lake__{c.name}.yml", _yaml(staging_yml(c))))
+    out.append(Generated(STAGING_DIR / "stg_lake__partitions.sql", partitions_sql()))
+    out.append(Generated(STAGING_DIR / "stg_lake__partitions.yml", _yaml(partitions_yml())))
     return out
 
 

@@ -14,7 +14,7 @@ from support.cli import dbt_build
 from support.trec import pytrec_means, read_qrels, read_trec_run
 from support.warehouse import warehouse_query
 
-INCREMENTAL_MODELS = ("int_retrieval_judgments", "int_retrieval_ranked_units", "fct_retrieval_question_scores",
+INCREMENTAL_MODELS = ("int_retrieval_hits", "int_retrieval_depths", "fct_retrieval_question_scores",
                       "mart_retrieval_leaderboard", "mart_retrieval_by_slice")
 
 

@@ -1,9 +1,9 @@
 -- Chunk-evidence overlap of the retrieval-gap study (SPEC §5): for each retrieval run x question with gold
 -- evidence text x k of var retrieval_ks (the retrieval metrics' cut-offs), the max BLEU and the max ROUGE-L F of the
 -- top-k chunks against the question's gold evidence texts concatenated (in evidence order). Chunk text from
--- stg_lake__chunks; chunks ranked as int_retrieval_ranked_units ranks them (one ranking rule). Incremental per run
--- (retrieval_runs_to_process): scoring every chunk against long evidence is the slowest text metric, so a run is
--- scored once per version, and only as deep as a cut-off reads:
+-- stg_lake__chunks; chunks ranked by the one ranking rule (macros/retrieval/retrieval_ranking.sql). Incremental per
+-- run (macros/retrieval/retrieval_versions.sql): scoring every chunk against long evidence is the slowest text
+-- metric, so a run is scored once per version, and only as deep as a cut-off reads:
 -- k = 0 (the whole ranking) is capped at the deepest positive cut-off of the var (100 by default): a reranker's
 -- 200-deep first stage would double the cost for chunks no other cut-off looks at, and every run that returns no
 -- more results than that is scored over its whole ranking. Only when the var holds no positive k is k = 0 uncapped.
@@ -20,38 +20,86 @@
     )
 }}
 
-with ranked_chunks as (
+with pending as (
 
-    -- the run's chunk ranking as the retrieval metrics see it (one ranking rule, in int_retrieval_ranked_units)
+    {{ retrieval_runs_to_process() }}
+
+),
+
+runs as (
+
     select
-        run_id,
-        run_version,
-        question_id,
-        unit_id as chunk_id,
-        unit_rank as position
-    from {{ ref('int_retrieval_ranked_units') }}
-    where {{ retrieval_runs_to_process() }}
-        and granularity = 'chunk'
-        {%- if depth is not none %}
-            and unit_rank <= {{ depth }}
-        {%- endif %}
+        runs.run_id,
+        pending.run_version,
+        runs.dataset,
+        runs.ranks_by_score
+    from {{ ref('int_retrieval_runs') }} as runs
+    inner join pending on runs.run_id = pending.run_id
 
 ),
 
 gold_evidence as (
 
     select
+        dataset,
         question_id,
         string_agg(evidence_text, chr(10) order by evidence_ordinal) as evidence_text
     from {{ ref('fct_evidence') }}
     where is_relevant and evidence_text is not null and evidence_text <> ''
-    group by question_id
+    group by dataset, question_id
+
+),
+
+-- only the questions that have gold evidence text are ranked (TREC-style qrels carry none)
+results as (
+
+    select
+        results.run_id,
+        results.question_id,
+        results.rank,
+        results.chunk_id as unit_id,
+        results.doc_id,
+        results.page_start,
+        results.page_end,
+        results.score,
+        {{ retrieval_score_key('results.score') }} as score_key,
+        runs.ranks_by_score
+    from {{ ref('stg_lake__retrieval_results') }} as results
+    inner join runs on results.run_id = runs.run_id
+    inner join gold_evidence
+        on runs.dataset = gold_evidence.dataset
+        and results.question_id = gold_evidence.question_id
+
+),
+
+-- the run's chunk ranking as the retrieval metrics see it (the one ranking rule), as deep as a cut-off reads
+ranked_chunks as (
+
+    {%- if depth is not none %}
+        select
+            run_id,
+            question_id,
+            unit_id as chunk_id,
+            result_position as position
+        from ({{ retrieval_top_results('results', depth) }}) as top_results
+    {%- else %}
+    select
+        run_id,
+        question_id,
+        unit_id as chunk_id,
+        row_number() over (
+            partition by run_id, question_id
+            order by {{ retrieval_rank_order('ranks_by_score', 'score_key', 'unit_id', 'rank') }}
+        ) as position
+    from results
+    {%- endif %}
 
 ),
 
 chunks as (
 
     select
+        dataset,
         chunk_id,
         text
     from {{ ref('stg_lake__chunks') }}
@@ -62,14 +110,18 @@ chunk_scores as (
 
     select
         ranked_chunks.run_id,
-        ranked_chunks.run_version,
         ranked_chunks.question_id,
         ranked_chunks.position,
         bleu(chunks.text, gold_evidence.evidence_text) as bleu,
         rouge_l_f(chunks.text, gold_evidence.evidence_text) as rouge_l
     from ranked_chunks
-    inner join gold_evidence using (question_id)
-    inner join chunks using (chunk_id)
+    inner join runs on ranked_chunks.run_id = runs.run_id
+    inner join gold_evidence
+        on runs.dataset = gold_evidence.dataset
+        and ranked_chunks.question_id = gold_evidence.question_id
+    inner join chunks
+        on runs.dataset = chunks.dataset
+        and ranked_chunks.chunk_id = chunks.chunk_id
 
 ),
 
@@ -88,8 +140,9 @@ final as (
         max(chunk_scores.bleu) as max_bleu,
         max(chunk_scores.rouge_l) as max_rouge_l,
         count(*) as n_chunks,
-        any_value(chunk_scores.run_version) as run_version
+        any_value(runs.run_version) as run_version
     from chunk_scores
+    inner join runs on chunk_scores.run_id = runs.run_id
     -- k = 0: every chunk scored (the ranking up to the cap above)
     inner join cutoffs on cutoffs.k = 0 or chunk_scores.position <= cutoffs.k
     group by chunk_scores.run_id, chunk_scores.question_id, cutoffs.k

@@ -1,11 +1,11 @@
--- Every retrieval result judged at every granularity: one row per run x question x result, with the result's
--- chunk, document, pages and score, its position in the run's ranking (the one ranking rule, macro
--- retrieval_result_positions, as int_retrieval_ranked_units ranks), and for each granularity the rank of the unit
--- the result is (chunk, doc) or covers (its best-ranked page), that unit's graded relevance and whether it is
--- relevant (relevance > 0). Relevance is read from int_retrieval_ranked_units, whose judgments are
--- int_retrieval_judgments': a chunk is relevant when the evidence names it or it covers a gold page of the gold
--- document. Nothing is re-derived here, so the dashboard's drill-down marks exactly what the metrics count.
--- Incremental per run, like its siblings: a run is recomputed when its run_version changes.
+-- The top of every run's ranking, judged at every granularity, for the dashboard's drill-down: one row per run x
+-- question x result among the first var('drilldown_depth') (20) results, with the result's chunk, document,
+-- pages and score, its position (the one ranking rule, macros/retrieval/retrieval_ranking.sql), and for each
+-- granularity the rank of the unit the result is (chunk, doc) or covers (its best-ranked page), that unit's
+-- graded relevance in the run's qrels (int_retrieval_judged_units, the one chunk-relevance rule: a chunk is
+-- relevant when the evidence names it or it covers a gold page of the gold document) and whether it is relevant.
+-- Ranks of documents and pages first seen within the top are the ranks int_retrieval_hits gives them; deeper
+-- results are not shown (the metrics read every result). Incremental by run, like its siblings.
 
 {{
     config(
@@ -16,92 +16,90 @@
     )
 }}
 
-with runs as (
+with pending as (
+
+    {{ retrieval_runs_to_process() }}
+
+),
+
+runs as (
 
     select
-        run_id,
-        run_version,
-        ranks_by_score
-    from {{ ref('int_retrieval_runs') }}
-    where {{ retrieval_runs_to_process() }}
+        runs.run_id,
+        pending.run_version,
+        runs.dataset,
+        runs.chunker_id,
+        runs.ranks_by_score,
+        runs.question_splits
+    from {{ ref('int_retrieval_runs') }} as runs
+    inner join pending on runs.run_id = pending.run_id
 
 ),
 
 results as (
 
     select
-        run_id,
-        question_id,
-        rank,
-        chunk_id,
-        doc_id,
-        page_start,
-        page_end,
-        score
-    from {{ ref('stg_lake__retrieval_results') }}
-    where {{ retrieval_runs_to_process() }}
+        results.run_id,
+        results.question_id,
+        results.rank,
+        results.chunk_id as unit_id,
+        results.doc_id,
+        results.page_start,
+        results.page_end,
+        results.score,
+        {{ retrieval_score_key('results.score') }} as score_key,
+        runs.ranks_by_score
+    from {{ ref('stg_lake__retrieval_results') }} as results
+    inner join runs on results.run_id = runs.run_id
 
 ),
 
 positioned_results as (
 
-    {{ retrieval_result_positions('runs', 'results') }}
+    {{ retrieval_top_results('results', var('drilldown_depth')) }}
 
 ),
 
-ranked_units as (
+-- the run's judged units: its dataset's qrels, of its chunker, of its splits' questions
+judged as (
 
-    select
-        run_id,
-        question_id,
-        granularity,
-        unit_id,
-        unit_rank,
-        doc_id,
-        page_number,
-        relevance
-    from {{ ref('int_retrieval_ranked_units') }}
-    where {{ retrieval_runs_to_process() }}
+    {{ retrieval_run_judged_units('runs') }}
 
 ),
 
-chunk_units as (
+ranked_docs as (
 
-    select * from ranked_units
-    where granularity = 'chunk'
-
-),
-
-doc_units as (
-
-    select * from ranked_units
-    where granularity = 'doc'
+    {{ retrieval_ranked_documents('positioned_results') }}
 
 ),
 
-page_units as (
+ranked_pages as (
 
-    select * from ranked_units
-    where granularity = 'page'
+    {{ retrieval_ranked_pages('positioned_results') }}
 
 ),
 
--- a result covers pages page_start..page_end of its document: its page rank is its best-ranked page's, its page
--- relevance the best relevance among them (a result without pages covers none)
+-- a result's page rank is its best-ranked page's, its page relevance the best relevance among its pages
 result_pages as (
 
     select
         positioned_results.run_id,
         positioned_results.question_id,
         positioned_results.result_position,
-        min(page_units.unit_rank) as page_rank,
-        max(page_units.relevance) as page_relevance
+        min(ranked_pages.unit_rank) as page_rank,
+        max(judged.relevance) as page_relevance
     from positioned_results
-    inner join page_units
-        on positioned_results.run_id = page_units.run_id
-        and positioned_results.question_id = page_units.question_id
-        and positioned_results.doc_id = page_units.doc_id
-        and page_units.page_number between positioned_results.page_start and positioned_results.page_end
+    inner join ranked_pages
+        on positioned_results.run_id = ranked_pages.run_id
+        and positioned_results.question_id = ranked_pages.question_id
+        and positioned_results.doc_id = ranked_pages.doc_id
+        and ranked_pages.page_number
+        between positioned_results.page_start and coalesce(positioned_results.page_end, positioned_results.page_start)
+    left join judged
+        on ranked_pages.run_id = judged.run_id
+        and ranked_pages.question_id = judged.question_id
+        and judged.granularity = 'page'
+        and ranked_pages.unit_id = judged.unit_id
     group by positioned_results.run_id, positioned_results.question_id, positioned_results.result_position
 
 ),
@@ -112,31 +110,39 @@ final as (
         positioned_results.run_id,
         positioned_results.question_id,
         positioned_results.rank,
-        cast(positioned_results.result_position as integer) as result_position,
-        positioned_results.chunk_id,
+        positioned_results.result_position,
+        positioned_results.unit_id as chunk_id,
         positioned_results.doc_id,
         positioned_results.page_start,
         positioned_results.page_end,
         positioned_results.score,
-        chunk_units.unit_rank as chunk_rank,
-        chunk_units.relevance as chunk_relevance,
-        coalesce(chunk_units.relevance > 0, false) as is_chunk_relevant,
-        result_pages.page_rank,
+        -- a unit is listed once per question: a chunk ranks at its result's position
+        positioned_results.result_position as chunk_rank,
+        chunk_judged.relevance as chunk_relevance,
+        coalesce(chunk_judged.relevance > 0, false) as is_chunk_relevant,
+        cast(result_pages.page_rank as integer) as page_rank,
         result_pages.page_relevance,
         coalesce(result_pages.page_relevance > 0, false) as is_page_relevant,
-        doc_units.unit_rank as doc_rank,
-        doc_units.relevance as doc_relevance,
-        coalesce(doc_units.relevance > 0, false) as is_doc_relevant,
-        positioned_results.run_version
+        cast(ranked_docs.unit_rank as integer) as doc_rank,
+        doc_judged.relevance as doc_relevance,
+        coalesce(doc_judged.relevance > 0, false) as is_doc_relevant,
+        runs.run_version
     from positioned_results
-    left join chunk_units
-        on positioned_results.run_id = chunk_units.run_id
-        and positioned_results.question_id = chunk_units.question_id
-        and positioned_results.chunk_unit_id = chunk_units.unit_id
-    left join doc_units
-        on positioned_results.run_id = doc_units.run_id
-        and positioned_results.question_id = doc_units.question_id
-        and positioned_results.doc_id = doc_units.doc_id
+    inner join runs on positioned_results.run_id = runs.run_id
+    left join ranked_docs
+        on positioned_results.run_id = ranked_docs.run_id
+        and positioned_results.question_id = ranked_docs.question_id
+        and positioned_results.doc_id = ranked_docs.doc_id
+    left join judged as chunk_judged
+        on positioned_results.run_id = chunk_judged.run_id
+        and positioned_results.question_id = chunk_judged.question_id
+        and chunk_judged.granularity = 'chunk'
+        and positioned_results.unit_id = chunk_judged.unit_id
+    left join judged as doc_judged
+        on positioned_results.run_id = doc_judged.run_id
+        and positioned_results.question_id = doc_judged.question_id
+        and doc_judged.granularity = 'doc'
+        and positioned_results.doc_id = doc_judged.unit_id
     left join result_pages
         on positioned_results.run_id = result_pages.run_id
         and positioned_results.question_id = result_pages.question_id

@@ -13,6 +13,7 @@
         unique_key='run_id',
         incremental_strategy='delete+insert',
         post_hook="{{ retrieval_drop_vanished_runs() }}",
+        tags=['retrieval_metrics'],
     )
 }}
 
@@ -21,22 +22,28 @@
 
 {%- set dimensions = slice_dimensions() %}
 
-with runs as (
+with pending as (
+
+    {{ retrieval_runs_to_process() }}
+
+),
+
+runs as (
 
     select
-        run_id,
-        dataset,
-        slice_version
-    from {{ ref('int_retrieval_runs') }}
-    where {{ retrieval_runs_to_process('slice_version') }}
+        runs.run_id,
+        runs.dataset,
+        pending.run_version
+    from {{ ref('int_retrieval_runs') }} as runs
+    inner join pending on runs.run_id = pending.run_id
 
 ),
 
 question_scores as (
 
-    select *
-    from {{ ref('fct_retrieval_question_scores') }}
-    where {{ retrieval_runs_to_process('slice_version') }}
+    select question_scores.*
+    from {{ ref('fct_retrieval_question_scores') }} as question_scores
+    inner join pending on question_scores.run_id = pending.run_id
 
 ),
 
@@ -67,7 +74,9 @@ sliced_scores as (
         {%- endfor %}
     from question_scores
     inner join runs on question_scores.run_id = runs.run_id
-    left join questions on question_scores.question_id = questions.question_id
+    left join questions
+        on runs.dataset = questions.dataset
+        and question_scores.question_id = questions.question_id
 
 ),
 
@@ -133,7 +142,7 @@ final as (
         metric_means.n_questions,
         metric_means.mean_complete,
         metric_means.n_questions_complete,
-        runs.slice_version
+        runs.run_version
     from metric_means
     inner join runs on metric_means.run_id = runs.run_id
     where metric_means.n_questions > 0

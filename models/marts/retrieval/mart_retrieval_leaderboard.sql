@@ -9,31 +9,38 @@
         unique_key='run_id',
         incremental_strategy='delete+insert',
         post_hook="{{ retrieval_drop_vanished_runs() }}",
+        tags=['retrieval_metrics'],
     )
 }}
 
 -- the metrics averaged (retrieval_metric_means) are the registry's retrieval family
 -- depends_on: {{ ref('metrics') }}
 
-with runs as (
+with pending as (
+
+    {{ retrieval_runs_to_process() }}
+
+),
+
+runs as (
 
     select
-        run_id,
-        dataset,
-        retriever,
-        condition,
-        source,
-        run_version
-    from {{ ref('int_retrieval_runs') }}
-    where {{ retrieval_runs_to_process() }}
+        runs.run_id,
+        runs.dataset,
+        runs.retriever,
+        runs.condition,
+        runs.source,
+        pending.run_version
+    from {{ ref('int_retrieval_runs') }} as runs
+    inner join pending on runs.run_id = pending.run_id
 
 ),
 
 question_scores as (
 
-    select *
-    from {{ ref('fct_retrieval_question_scores') }}
-    where {{ retrieval_runs_to_process() }}
+    select question_scores.*
+    from {{ ref('fct_retrieval_question_scores') }} as question_scores
+    inner join pending on question_scores.run_id = pending.run_id
 
 ),
 

@@ -34,7 +34,7 @@ def of_type(table: str, kind: str) -> list[dict]:
 def test_one_expectation_per_contract_rule(table: str) -> None:
     c = contract(table)
     got = expectations(table)
-    wanted = (len(c.not_null) + len(c.accepted) + len(c.ranges) + 1 + len(c.references))
+    wanted = (len(c.not_null) + len(c.accepted) + len(c.ranges) + 1 + len(c.unique) + len(c.references))
     assert len(got) == wanted
     assert {e["kwargs"]["column"] for e in got if e["type"] == "expect_column_values_to_not_be_null"} == set(c.not_null)
     in_set = {e["kwargs"]["column"]: e["kwargs"]["value_set"] for e in got
@@ -45,8 +45,8 @@ def test_one_expectation_per_contract_rule(table: str) -> None:
     assert between == dict(c.ranges)
     keys = [e for e in got
             if e["type"] in ("expect_column_values_to_be_unique", "expect_compound_columns_to_be_unique")]
-    assert len(keys) == 1
-    assert keys[0]["kwargs"].get("column_list", [keys[0]["kwargs"].get("column")]) == list(c.key)
+    assert [k["kwargs"].get("column_list", [k["kwargs"].get("column")]) for k in keys] == [
+        list(c.key), *(list(cols) for cols in c.unique)]
     refs = [e for e in got if isinstance(e["kwargs"].get("value_set"), dict)]
     assert [e["kwargs"]["column"] for e in refs] == [r.column for r in c.references]
 
@@ -71,8 +71,9 @@ def test_references_are_run_time_parameters() -> None:
     # plain: always
     run = refs["run_id"]["kwargs"]
     assert run["value_set"] == {"$PARAMETER": "run_id_in_retrieval_runs_run_id"} and "row_condition" not in run
-    (key,) = of_type("retrieval_results", "expect_compound_columns_to_be_unique")
+    key, unit = of_type("retrieval_results", "expect_compound_columns_to_be_unique")
     assert key["kwargs"]["column_list"] == ["run_id", "question_id", "rank"]
+    assert unit["kwargs"]["column_list"] == ["run_id", "question_id", "chunk_id"]  # a unit ranked once
 
 
 # ---- GX-backed errors: file, line, field ------------------------------------------------------------------------
@@ -138,6 +139,18 @@ def test_compound_duplicate_names_the_repeating_line(home: Path) -> None:
                    ("retrieval_results", "r1", bad)])
     assert str(err.value) == ("file run.trec, line 13, field 'rank': retrieval_results: duplicate key "
                               "('run_id', 'question_id', 'rank')")
+
+
+def test_a_unit_ranked_twice_names_its_second_line(home: Path) -> None:
+    # the contract's `unique: [[run_id, question_id, chunk_id]]`: a run ranks a unit once (the metrics rely on it)
+    bad = results("r1", ["a", "a", "a"], "trec_only").with_columns(chunk_id=pl.Series(["c0", "c1", "c0"]))
+    with pytest.raises(InputError) as err:
+        Lake(home).land([("retrieval_runs", "r1", pl.DataFrame([run_row("r1", "trec_only")])),
+                         ("retrieval_results", "r1", origin(bad, "run.trec", 4))],
+                        fields={"retrieval_results": {"chunk_id": "docno"}})
+    assert str(err.value) == ("file run.trec, line 6, field 'docno': retrieval_results: duplicate "
+                              "('run_id', 'question_id', 'chunk_id')")
+    assert Lake(home).partitions("retrieval_results") == []
 
 
 def test_many_duplicates_still_name_the_first_repeat(home: Path) -> None:

@@ -16,6 +16,7 @@ def test_every_macro_is_documented() -> None:
         ("test_" if kind == "test" else "") + name
         for path in (PROJECT / "macros").rglob("*.sql")
         for kind, name in DEFINITION.findall(path.read_text())
+        if "__" not in name  # an adapter's implementation (duckdb__x) of a dispatched macro x: x is documented
     }
     documented = {m["name"]: m for m in yaml.safe_load((PROJECT / "macros" / "_macros.yml").read_text())["macros"]}
     assert len(defined) >= 15

@@ -1,0 +1,149 @@
+{#-
+    The ranking rule of a run, in one place (SPEC §5), in the two forms the models need:
+    - our runs (ranks_by_score false): by the rank column;
+    - imported TREC runs (ranks_by_score true): trec_eval's rule, score descending then unit (docno) descending;
+      scores are compared as 32-bit floats, as trec_eval and pytrec_eval hold them, so scores that differ below
+      float32 precision (1.00000001 vs 1.0) are ties broken by the docno. A missing score ranks last.
+    A unit appears at most once in a run's ranking of a question (the contract's key of retrieval_results), so the
+    order is total.
+-#}
+
+{% macro retrieval_score_key(score) -%}
+    coalesce(cast({{ score }} as float), cast('-infinity' as float))
+{%- endmacro %}
+
+
+{% macro retrieval_rank_order(ranks_by_score, score_key, unit, rank) -%}
+{#- ORDER BY terms of a run's ranking (for window functions), best first; score_key = retrieval_score_key(score). -#}
+    case when {{ ranks_by_score }} then {{ score_key }} end desc,
+    case when {{ ranks_by_score }} then {{ unit }} end desc,
+    {{ rank }}
+{%- endmacro %}
+
+
+{% macro retrieval_precedes(ranks_by_score, a, b) -%}
+{#-
+    True when result `a` ranks before result `b` of the same run and question (`a` and `b` are relation aliases
+    with columns score_key = retrieval_score_key(score), unit_id and rank): the same order as retrieval_rank_order,
+    as a predicate, so a result's position is 1 + the number of results that precede it.
+-#}
+    case
+        when {{ ranks_by_score }} then {{ a }}.score_key > {{ b }}.score_key
+            or ({{ a }}.score_key = {{ b }}.score_key and {{ a }}.unit_id > {{ b }}.unit_id)
+        else {{ a }}.rank < {{ b }}.rank
+    end
+{%- endmacro %}
+
+
+{% macro page_unit_id(doc_id, page_number) -%}
+{#- A page's unit id at page granularity: `<doc_id>#p<page>` (0-based page). -#}
+    {{ doc_id }} || '#p' || cast({{ page_number }} as varchar)
+{%- endmacro %}
+
+
+{% macro retrieval_rank_key(ranks_by_score, score_key, unit, rank) -%}
+{#-
+    The same order as a sortable key, largest first (for top-N aggregates: max_by(x, key, n)): the float32 score
+    then the unit for imported TREC runs, minus the rank for ours.
+-#}
+    struct_pack(
+        primary_key := case when {{ ranks_by_score }} then {{ score_key }} else -cast({{ rank }} as float) end,
+        tie_key := case when {{ ranks_by_score }} then {{ unit }} else '' end
+    )
+{%- endmacro %}
+
+
+{% macro retrieval_top_results(results, depth) -%}
+{#-
+    The best `depth` results of every run x question of `results` (columns run_id, question_id, ranks_by_score,
+    score_key, unit_id, rank, doc_id, page_start, page_end, score), in ranking order, with their 1-based
+    result_position: a bounded top-N per question (a heap), not a sort of every result.
+-#}
+    with top_lists as (
+        select
+            run_id,
+            question_id,
+            max_by(
+                struct_pack(rank, unit_id, doc_id, page_start, page_end, score),
+                {{ retrieval_rank_key('ranks_by_score', 'score_key', 'unit_id', 'rank') }},
+                {{ depth }}
+            ) as top
+        from {{ results }}
+        group by run_id, question_id
+    ),
+
+    unnested as (
+        select run_id, question_id, unnest(top) as result, generate_subscripts(top, 1) as result_position
+        from top_lists
+    )
+
+    select
+        run_id,
+        question_id,
+        result.rank as rank,
+        result.unit_id as unit_id,
+        result.doc_id as doc_id,
+        result.page_start as page_start,
+        result.page_end as page_end,
+        result.score as score,
+        cast(result_position as integer) as result_position
+    from unnested
+{%- endmacro %}
+
+
+{% macro retrieval_ranked_documents(positioned) -%}
+{#-
+    Documents ranked by their first occurrence in a positioned result list (`positioned`: run_id, question_id,
+    doc_id, result_position): run_id, question_id, doc_id, first_result_position, unit_rank.
+-#}
+    with first_positions as (
+        select run_id, question_id, doc_id, min(result_position) as first_result_position
+        from {{ positioned }}
+        group by run_id, question_id, doc_id
+    )
+
+    select
+        run_id,
+        question_id,
+        doc_id,
+        first_result_position,
+        row_number() over (partition by run_id, question_id order by first_result_position) as unit_rank
+    from first_positions
+{%- endmacro %}
+
+
+{% macro retrieval_ranked_pages(positioned) -%}
+{#-
+    Pages ranked by their first occurrence, then page number within one result (a result covers pages
+    page_start..page_end of its document; results without pages cover none): run_id, question_id, doc_id,
+    page_number, unit_id, first_result_position, unit_rank.
+-#}
+    with covered_pages as (
+        select
+            run_id,
+            question_id,
+            doc_id,
+            result_position,
+            unnest(generate_series(page_start, coalesce(page_end, page_start))) as page_number
+        from {{ positioned }}
+        where page_start is not null
+    ),
+
+    first_positions as (
+        select run_id, question_id, doc_id, page_number, min(result_position) as first_result_position
+        from covered_pages
+        group by run_id, question_id, doc_id, page_number
+    )
+
+    select
+        run_id,
+        question_id,
+        doc_id,
+        page_number,
+        {{ page_unit_id('doc_id', 'page_number') }} as unit_id,
+        first_result_position,
+        row_number() over (
+            partition by run_id, question_id order by first_result_position, page_number
+        ) as unit_rank
+    from first_positions
+{%- endmacro %}

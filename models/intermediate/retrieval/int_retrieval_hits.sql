@@ -1,0 +1,246 @@
+-- The relevant units each run retrieved: one row per run x question x granularity x unit with relevance > 0 that
+-- the run ranked, with the unit's rank at its granularity and the position of the first result holding it (DocRec@k
+-- and PageRec@k count units within the top-k *results*). Only what the metrics need is kept: relevant hits, not
+-- every ranked unit (int_retrieval_depths counts the units retrieved).
+--   ranking: macros/retrieval/retrieval_ranking.sql (our runs by rank; imported TREC runs by trec_eval's rule)
+--   chunk:   the result's chunk (a TREC docno); a unit is listed once per question (the contract's key), so its
+--            rank is its result's position: 1 + the results that precede it, counted per hit instead of sorting
+--            every result
+--   doc:     docs ranked by their first occurrence in the result list. A question whose results are each their own
+--            document (imported TREC runs) ranks documents as it ranks results, so the same count gives the rank;
+--            other questions (chunk runs, several chunks per document) rank their results with a window.
+--   page:    a result covers pages page_start..page_end of its doc; pages ranked by first occurrence, then page
+--            number within one result. Results without pages have no page units.
+-- Incremental by run: a run is recomputed when its version changes (macros/retrieval/retrieval_versions.sql).
+
+{{
+    config(
+        materialized='incremental',
+        unique_key='run_id',
+        incremental_strategy='delete+insert',
+        post_hook="{{ retrieval_drop_vanished_runs() }}",
+        tags=['retrieval_metrics'],
+    )
+}}
+
+with pending as (
+
+    {{ retrieval_runs_to_process() }}
+
+),
+
+runs as (
+
+    select
+        runs.run_id,
+        pending.run_version,
+        runs.dataset,
+        runs.chunker_id,
+        runs.ranks_by_score,
+        runs.question_splits
+    from {{ ref('int_retrieval_runs') }} as runs
+    inner join pending on runs.run_id = pending.run_id
+
+),
+
+results as (
+
+    select
+        results.run_id,
+        results.question_id,
+        results.rank,
+        results.chunk_id as unit_id,
+        results.doc_id,
+        results.page_start,
+        coalesce(results.page_end, results.page_start) as page_end,
+        {{ retrieval_score_key('results.score') }} as score_key,
+        runs.ranks_by_score
+    from {{ ref('stg_lake__retrieval_results') }} as results
+    inner join runs on results.run_id = runs.run_id
+
+),
+
+-- the run's relevant units: its dataset's qrels, of its chunker (page-covering chunks), of its splits' questions
+judged_units as (
+
+    {{ retrieval_run_judged_units('runs') }}
+
+),
+
+relevant as (
+
+    select * from judged_units
+    where relevance > 0
+
+),
+
+-- whether every result of the question is its own document (and covers no page): then documents rank as results do
+question_shapes as (
+
+    select
+        run_id,
+        question_id,
+        bool_and(doc_id = unit_id and page_start is null) as results_are_documents
+    from results
+    group by run_id, question_id
+
+),
+
+-- ---- results that are relevant units themselves: chunks, and the documents of questions whose results are documents
+unit_matches as (
+
+    select
+        results.run_id,
+        results.question_id,
+        results.unit_id,
+        results.score_key,
+        results.rank,
+        results.ranks_by_score,
+        relevant.granularity,
+        relevant.relevance
+    from results
+    inner join relevant
+        on results.run_id = relevant.run_id
+        and results.question_id = relevant.question_id
+        and results.unit_id = relevant.unit_id
+        and relevant.granularity in ('chunk', 'doc')
+
+),
+
+unit_hits as (
+
+    select unit_matches.*
+    from unit_matches
+    inner join question_shapes using (run_id, question_id)
+    where unit_matches.granularity = 'chunk' or question_shapes.results_are_documents
+
+),
+
+positioned_unit_hits as (
+
+    select
+        hit.run_id,
+        hit.question_id,
+        hit.granularity,
+        hit.unit_id,
+        hit.relevance,
+        1 + count(*) filter (where {{ retrieval_precedes('hit.ranks_by_score', 'other', 'hit') }}) as result_position
+    from unit_hits as hit
+    inner join results as other
+        on hit.run_id = other.run_id
+        and hit.question_id = other.question_id
+    group by hit.run_id, hit.question_id, hit.granularity, hit.unit_id, hit.relevance
+
+),
+
+-- ---- questions with repeated documents or pages: their results positioned by a window (chunk runs are small)
+positioned_results as (
+
+    select
+        results.*,
+        row_number() over (
+            partition by results.run_id, results.question_id
+            order by
+                {{ retrieval_rank_order(
+                    'results.ranks_by_score', 'results.score_key', 'results.unit_id', 'results.rank'
+                ) }}
+        ) as result_position
+    from results
+    inner join question_shapes using (run_id, question_id)
+    where not question_shapes.results_are_documents
+
+),
+
+ranked_docs as (
+
+    {{ retrieval_ranked_documents('positioned_results') }}
+
+),
+
+ranked_pages as (
+
+    {{ retrieval_ranked_pages('positioned_results') }}
+
+),
+
+-- ---- every hit, with its unit's rank and first result position
+chunk_and_result_doc_hits as (
+
+    -- a chunk, or a document that is its own result, ranks at its result's position
+    select
+        run_id,
+        question_id,
+        granularity,
+        unit_id,
+        result_position as unit_rank,
+        result_position as first_result_position,
+        relevance
+    from positioned_unit_hits
+
+),
+
+repeated_doc_hits as (
+
+    select
+        ranked_docs.run_id,
+        ranked_docs.question_id,
+        'doc' as granularity,
+        ranked_docs.doc_id as unit_id,
+        ranked_docs.unit_rank,
+        ranked_docs.first_result_position,
+        relevant.relevance
+    from ranked_docs
+    inner join relevant
+        on ranked_docs.run_id = relevant.run_id
+        and ranked_docs.question_id = relevant.question_id
+        and relevant.granularity = 'doc'
+        and ranked_docs.doc_id = relevant.unit_id
+
+),
+
+page_hits as (
+
+    select
+        ranked_pages.run_id,
+        ranked_pages.question_id,
+        'page' as granularity,
+        ranked_pages.unit_id,
+        ranked_pages.unit_rank,
+        ranked_pages.first_result_position,
+        relevant.relevance
+    from ranked_pages
+    inner join relevant
+        on ranked_pages.run_id = relevant.run_id
+        and ranked_pages.question_id = relevant.question_id
+        and relevant.granularity = 'page'
+        and ranked_pages.unit_id = relevant.unit_id
+
+),
+
+hits as (
+
+    select * from chunk_and_result_doc_hits
+    union all
+    select * from repeated_doc_hits
+    union all
+    select * from page_hits
+
+),
+
+final as (
+
+    select
+        hits.run_id,
+        hits.question_id,
+        hits.granularity,
+        hits.unit_id,
+        cast(hits.unit_rank as integer) as unit_rank,
+        cast(hits.first_result_position as integer) as first_result_position,
+        hits.relevance,
+        runs.run_version
+    from hits
+    inner join runs on hits.run_id = runs.run_id
+
+)
+
+select * from final
