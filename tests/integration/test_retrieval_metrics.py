@@ -5,6 +5,7 @@ and compared with trec_eval's own expected output and with pytrec_eval (the refe
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pytest
@@ -143,3 +144,38 @@ def test_fincolbert_run_and_graded_qrels_match_pytrec_eval(home, finrag, shared_
     assert {rel for docs in qrels.values() for rel in docs.values()} == {-1, 0, 1, 2, 3, 4}
     report = report_trec(finrag, "LEVELS")
     assert_matches_pytrec(report, pytrec_means(qrels, read_trec_run(fixtures / "results.test")))
+
+
+# ---- random runs with ties, including ties below float32 precision ---------------------------------------------
+def test_random_runs_with_ties_match_pytrec_eval(home, finrag, tmp_path):
+    """Seeded random qrels (graded 0..3) and runs whose scores tie often: exact repeats, and pairs that differ only
+    below float32 precision (1.00000001 vs 1.0, which trec_eval and pytrec_eval read as one value and order by docno
+    descending). The run files' rank column is shuffled: imported runs rank by score, as trec_eval does."""
+    rng = random.Random(16)
+    qrels_path, run_paths = tmp_path / "qrels.txt", []
+    with open(qrels_path, "w") as fh:
+        for q in range(40):
+            for d in rng.sample(range(60), 8):
+                fh.write(f"t{q} 0 doc{d:02d} {rng.choice([0, 1, 1, 2, 3])}\n")
+    bases = [1.0, 0.5, 0.25, 2.0]
+    for r in range(3):
+        path = tmp_path / f"run{r}.trec"
+        lines = []
+        for q in range(40 - r):  # the later runs miss a question or two
+            docs = rng.sample(range(60), rng.randint(1, 30))
+            ranks = rng.sample(range(1, len(docs) + 1), len(docs))
+            for d, rank in zip(docs, ranks, strict=True):
+                base = rng.choice(bases)
+                score = f"{base + 1e-8:.8f}" if rng.random() < 0.3 else f"{base:.8f}"
+                lines.append(f"t{q} Q0 doc{d:02d} {rank} {score} run{r}\n")
+        path.write_text("".join(lines))
+        run_paths.append(path)
+    finrag("ingest", "trec-qrels", str(qrels_path), "--dataset", "random_ties")
+    for r, path in enumerate(run_paths):
+        finrag("ingest", "trec-run", str(path), "--dataset", "random_ties", "--run-id", f"RAND{r}")
+    dbt_build(home, "--select", "+mart_retrieval_leaderboard", "dim_metrics", "--indirect-selection", "cautious")
+    qrels = read_qrels(qrels_path)
+    for r, path in enumerate(run_paths):
+        run = read_trec_run(path)
+        assert any(f"{b + 1e-8:.8f}" in path.read_text() for b in bases)  # the case is really in the file
+        assert_matches_pytrec(report_trec(finrag, f"RAND{r}"), pytrec_means(qrels, run))
