@@ -19,6 +19,7 @@ from python_jobs.demo.pipeline import (
     _ids,
     _shared_llm,
     _step,
+    leaderboard_queries,
 )
 
 
@@ -95,31 +96,7 @@ def command(source: str, financebench_dir: str, dataset: str | None, preset: str
         else:
             click.secho(f"({labelled} not found: no judge-human agreement in this demo)", fg="yellow", err=True)
     _step("dbt build", ["build", "--quiet"])
-    _step("retrieval leaderboard", [
-        "sql",
-        "select r.run_id, r.retriever, r.condition, "
-        "round(max(l.mean) filter (where l.metric = 'doc_rec'), 4) as doc_rec, "
-        "round(max(l.mean) filter (where l.metric = 'page_rec'), 4) as page_rec, "
-        "round(max(l.mean) filter (where l.metric = 'ndcg' and l.granularity = 'page'), 4) as ndcg_page, "
-        "round(max(l.mean) filter (where l.metric = 'mrr' and l.granularity = 'page'), 4) as mrr_page, "
-        "max(l.n_questions) as n_questions "
-        "from mart_retrieval_leaderboard l join stg_lake__retrieval_runs r using (run_id) "
-        f"where r.dataset = '{dataset}' and l.k = {k} group by all order by r.condition, r.retriever, n_questions desc",
-    ])
-    _step("generation leaderboard", [
-        "sql",
-        "select run_id, eval_mode, metric, round(mean, 4) as mean, n from mart_generation_leaderboard "
-        f"where dataset = '{dataset}' order by metric, eval_mode",
-    ])
-    _step("judge leaderboard", [
-        "sql",
-        "select judge_run_id, answer_run_id, metric, round(mean, 4) as mean, n_ok, n_not_applicable, n_failed "
-        "from mart_judge_leaderboard order by answer_run_id, metric",
-    ])
-    _step("judge-human agreement", [
-        "sql",
-        "select judge_run_id, label_set, metric, n, round(accuracy, 4) as accuracy, round(kappa, 4) as kappa "
-        "from mart_judge_agreement where judge_run_id is not null order by judge_run_id",
-    ])
+    for title, sql in leaderboard_queries(dataset, k):
+        _step(title, ["sql", sql])
     click.secho(f"\nwarehouse: {home / 'finrag.duckdb'}  (query it with `finrag sql`; marts as Parquet under "
                 f"{home / 'exports' / 'marts'})\ndashboard: make dashboard", fg="green", err=True)

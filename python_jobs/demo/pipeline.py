@@ -36,6 +36,30 @@ RETRIEVALS: list[tuple[str, str]] = [
 ]
 
 
+def leaderboard_queries(dataset: str, k: int) -> list[tuple[str, str]]:
+    """What the demo prints at the end: (title, SQL) for `finrag sql`, which reads the published marts only."""
+    return [
+        ("retrieval leaderboard",
+         "select run_id, retriever, condition, "
+         "round(max(mean) filter (where metric = 'doc_rec'), 4) as doc_rec, "
+         "round(max(mean) filter (where metric = 'page_rec'), 4) as page_rec, "
+         "round(max(mean) filter (where metric = 'ndcg' and granularity = 'page'), 4) as ndcg_page, "
+         "round(max(mean) filter (where metric = 'mrr' and granularity = 'page'), 4) as mrr_page, "
+         "max(n_questions) as n_questions "
+         f"from mart_retrieval_leaderboard where dataset = '{dataset}' and k = {k} "
+         "group by all order by condition, retriever, n_questions desc"),
+        ("generation leaderboard",
+         "select run_id, eval_mode, metric, round(mean, 4) as mean, n from mart_generation_leaderboard "
+         f"where dataset = '{dataset}' order by metric, eval_mode"),
+        ("judge leaderboard",
+         "select judge_run_id, answer_run_id, metric, round(mean, 4) as mean, n_ok, n_not_applicable, n_failed "
+         "from mart_judge_leaderboard order by answer_run_id, metric"),
+        ("judge-human agreement",
+         "select judge_run_id, label_set, metric, n, round(accuracy, 4) as accuracy, round(kappa, 4) as kappa "
+         "from mart_judge_agreement where judge_run_id is not null order by judge_run_id"),
+    ]
+
+
 def _step(title: str, args: list[str]) -> str:
     """Run one verb; its stdout is shown and returned (retrieve and answer print the run id there)."""
     say(f"\n==> {title}: finrag {' '.join(args)}")
