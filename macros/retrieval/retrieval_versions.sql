@@ -107,6 +107,19 @@
 {% endmacro %}
 
 
+{% macro retrieval_pending_runs() %}
+{#-
+    The runs of retrieval_runs_to_process() with their attributes: every column of int_retrieval_runs plus the
+    model's run_version. What each incremental retrieval model starts from.
+-#}
+    select
+        runs.*,
+        pending.run_version
+    from {{ ref('int_retrieval_runs') }} as runs
+    inner join ({{ retrieval_runs_to_process() }}) as pending on runs.run_id = pending.run_id
+{% endmacro %}
+
+
 {% macro retrieval_drop_vanished_runs() %}
 {#- post-hook of the incremental retrieval models: a run removed from the lake leaves the marts too. -#}
 delete from {{ this }} where run_id not in (select run_id from {{ ref('int_retrieval_runs') }})

@@ -15,22 +15,9 @@
     )
 }}
 
-with pending as (
+with runs as (
 
-    {{ retrieval_runs_to_process() }}
-
-),
-
-runs as (
-
-    select
-        runs.run_id,
-        pending.run_version,
-        runs.dataset,
-        runs.chunker_id,
-        runs.question_splits
-    from {{ ref('int_retrieval_runs') }} as runs
-    inner join pending on runs.run_id = pending.run_id
+    {{ retrieval_pending_runs() }}
 
 ),
 
@@ -101,7 +88,7 @@ hits as (
             partition by hits.run_id, hits.question_id, hits.granularity order by hits.unit_rank
         ) as hit_number
     from {{ ref('int_retrieval_hits') }} as hits
-    inner join pending on hits.run_id = pending.run_id
+    inner join runs on hits.run_id = runs.run_id
 
 ),
 
@@ -134,7 +121,7 @@ depths as (
         depths.granularity,
         depths.n_retrieved
     from {{ ref('int_retrieval_depths') }} as depths
-    inner join pending on depths.run_id = pending.run_id
+    inner join runs on depths.run_id = runs.run_id
 
 ),
 

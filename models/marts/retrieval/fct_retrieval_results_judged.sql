@@ -16,23 +16,9 @@
     )
 }}
 
-with pending as (
+with runs as (
 
-    {{ retrieval_runs_to_process() }}
-
-),
-
-runs as (
-
-    select
-        runs.run_id,
-        pending.run_version,
-        runs.dataset,
-        runs.chunker_id,
-        runs.ranks_by_score,
-        runs.question_splits
-    from {{ ref('int_retrieval_runs') }} as runs
-    inner join pending on runs.run_id = pending.run_id
+    {{ retrieval_pending_runs() }}
 
 ),
 

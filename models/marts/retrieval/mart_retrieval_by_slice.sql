@@ -22,20 +22,9 @@
 
 {%- set dimensions = slice_dimensions() %}
 
-with pending as (
+with runs as (
 
-    {{ retrieval_runs_to_process() }}
-
-),
-
-runs as (
-
-    select
-        runs.run_id,
-        runs.dataset,
-        pending.run_version
-    from {{ ref('int_retrieval_runs') }} as runs
-    inner join pending on runs.run_id = pending.run_id
+    {{ retrieval_pending_runs() }}
 
 ),
 
@@ -43,7 +32,7 @@ question_scores as (
 
     select question_scores.*
     from {{ ref('fct_retrieval_question_scores') }} as question_scores
-    inner join pending on question_scores.run_id = pending.run_id
+    inner join runs on question_scores.run_id = runs.run_id
 
 ),
 
