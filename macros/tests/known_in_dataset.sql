@@ -3,7 +3,12 @@
     Like `relationships`, but only for datasets whose parent table has rows: a TREC-only dataset
     (qrels and runs without a corpus) is valid (SPEC §7).
 -#}
-with parents as (
+with children as (
+    -- a CTE, so that a where-filtered model (a subquery aliased dbt_subquery) can be aliased again
+    select * from {{ model }}
+),
+
+parents as (
     select dataset, {{ field }} as parent_key from {{ to }}
 ),
 
@@ -12,7 +17,7 @@ datasets_with_parents as (
 )
 
 select child.dataset, child.{{ column_name }}
-from {{ model }} as child
+from children as child
 inner join datasets_with_parents using (dataset)
 left join parents
     on parents.dataset = child.dataset

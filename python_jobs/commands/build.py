@@ -1,29 +1,72 @@
 """`finrag build`: `dbt build` over the lake into the warehouse file (refreshes every metric), then publishes the
-marts as Parquet under <home>/exports/marts for the dashboard and BI tools (skip with --no-publish)."""
+marts as Parquet under <home>/exports/marts for the dashboard and BI tools (skip with --no-publish).
+
+Without dbt arguments it builds only what the lake's changes since the last build reach (build_plan.py): the
+models downstream of each changed lake table and their data tests, then republishes the marts that were rebuilt.
+dbt unit tests check the project's SQL, not the data, so a build leaves them out unless asked (--unit-tests), as
+dbt recommends for production builds."""
 
 from __future__ import annotations
 
+import json
 import sys
 
 import click
 
+from python_jobs.core.config import warehouse_home
+from python_jobs.warehouse import build_plan
 from python_jobs.warehouse.dbt_runner import run_dbt
 from python_jobs.warehouse.publishing import PublishError, exports_dir, publish
+
+
+def _built_models(home) -> set[str] | None:
+    """Names of the models the last dbt invocation built (run_results.json), None when unreadable."""
+    try:
+        results = json.loads((home / "dbt_target" / "run_results.json").read_text())["results"]
+    except (OSError, ValueError, KeyError):
+        return None
+    return {r["unique_id"].split(".")[-1] for r in results
+            if r["unique_id"].startswith(("model.", "seed.")) and r["status"] == "success"}
 
 
 @click.command("build", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
 @click.option("--quiet", is_flag=True, help="Only dbt's errors.")
 @click.option("--no-publish", is_flag=True, help="Do not export the marts to Parquet after the build.")
+@click.option("--all", "build_all", is_flag=True,
+              help="Build every model, not only those downstream of the lake tables that changed.")
+@click.option("--unit-tests", is_flag=True, help="Also run dbt's unit tests (the hand-worked cases of the SQL).")
 @click.pass_context
-def command(ctx: click.Context, quiet: bool, no_publish: bool) -> None:
+def command(ctx: click.Context, quiet: bool, no_publish: bool, build_all: bool, unit_tests: bool) -> None:
     """Run `dbt build` (extra arguments go to dbt, e.g. `--select marts`), then publish the marts."""
-    code = run_dbt(["build", *ctx.args], quiet=quiet)
+    home = warehouse_home()
+    args = list(ctx.args)
+    whole = all(a == "--full-refresh" for a in args)  # a build of everything, with the project's own vars
+    snapshot = build_plan.lake_snapshot(home) if whole else None
+    select: list[str] = []
+    if whole and not build_all and "--full-refresh" not in args:
+        p = build_plan.plan(home)
+        if p.select == []:
+            click.echo(f"nothing to build: {p.reason}", err=True)
+            return
+        if p.select is not None:
+            select = ["--select", *p.select]
+        if not quiet:
+            what = "the models downstream of " + ", ".join(p.changed_tables) if select else "every model"
+            click.echo(f"building {what}: {p.reason}", err=True)
+    if not whole:
+        build_plan.forget(home)  # a subset, or other vars: the next plain build must not trust the record
+    excluded = [] if unit_tests else ["--exclude-resource-type", "unit_test"]
+    # same code as the last recorded build, only lake changes: data tests read the rows this build touched
+    scope = {"FINRAG_TEST_SCOPE": "touched" if select else "all"}
+    code = run_dbt(["build", *args, *select, *excluded], quiet=quiet, env=scope)
     if code:
         sys.exit(code)
+    if snapshot is not None:
+        build_plan.record(home, snapshot)
     if not no_publish:
         # only after a successful build: a failed one leaves the previous exports in place
         try:
-            published = publish()
+            published = publish(only=_built_models(home) if select else None)
         except PublishError as exc:
             raise click.ClickException(f"dbt build succeeded, but publishing the marts failed: {exc}") from None
         click.echo(f"published {len(published)} marts to {exports_dir()}", err=True)

@@ -15,11 +15,12 @@ def dbt_command() -> list[str]:
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "dbt.cli.main"]
 
 
-def run_dbt(args: list[str], home: str | os.PathLike[str] | None = None, quiet: bool = False) -> int:
-    """Run `dbt <args>` against the warehouse at `home`; returns dbt's exit code."""
+def run_dbt(args: list[str], home: str | os.PathLike[str] | None = None, quiet: bool = False,
+            env: dict[str, str] | None = None) -> int:
+    """Run `dbt <args>` against the warehouse at `home` (`env`: extra variables); returns dbt's exit code."""
     h = warehouse_home(home)
     h.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, HOME_ENV: str(h), "DBT_SEND_ANONYMOUS_USAGE_STATS": "False"}
+    env = {**os.environ, HOME_ENV: str(h), "DBT_SEND_ANONYMOUS_USAGE_STATS": "False", **(env or {})}
     cmd = [
         *dbt_command(),
         *(["--quiet"] if quiet else []),

@@ -72,11 +72,21 @@ class PublishError(Exception):
     """The warehouse could not be published (missing, or locked by a running build)."""
 
 
-def publish(home: str | os.PathLike[str] | None = None) -> list[PublishedModel]:
-    """Write every mart and seed to Parquet under <home>/exports/marts; returns what was written.
+def _previous(out: Path) -> dict[str, PublishedModel]:
+    """The models of the exports' current manifest whose file is still there, by name."""
+    try:
+        models = json.loads((out / MANIFEST_NAME).read_text())["models"]
+    except (OSError, ValueError, KeyError):
+        return {}
+    return {m["name"]: PublishedModel(**m) for m in models if (out / m["file"]).exists()}
+
+
+def publish(home: str | os.PathLike[str] | None = None, only: set[str] | None = None) -> list[PublishedModel]:
+    """Write every mart and seed to Parquet under <home>/exports/marts; returns what is published.
 
     The list is dbt's manifest (models/marts/**, seeds) intersected with the tables present in the warehouse (a
-    `--select` build may not have built them all yet); without a manifest, every dim_/fct_/mart_ table."""
+    `--select` build may not have built them all yet); without a manifest, every dim_/fct_/mart_ table. `only`: the
+    models a build just rebuilt; the others keep their current export (rewritten when it is missing)."""
     h = warehouse_home(home)
     db = warehouse_db(h)
     if not db.exists():
@@ -98,7 +108,11 @@ def publish(home: str | os.PathLike[str] | None = None) -> list[PublishedModel]:
         names = sorted(present & set(wanted)) if wanted is not None else sorted(
             n for n in present if n.startswith(MART_PREFIXES)
         )
+        previous = _previous(out) if only is not None else {}
         for name in names:
+            if name in previous and name not in only:
+                published.append(previous[name])
+                continue
             final = out / f"{name}.parquet"
             tmp = out / f".{name}.parquet.tmp-{os.getpid()}"
             types = con.execute(

@@ -26,5 +26,5 @@ def run_finrag(home: Path, *args: str, check: bool = True, timeout: float = 900,
 
 
 def dbt_build(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """`finrag build` (dbt build) into HOME; fails the test if dbt fails."""
-    return run_finrag(home, "build", *args)
+    """`finrag build --unit-tests` (dbt build, the dbt unit tests included) into HOME; fails the test if dbt fails."""
+    return run_finrag(home, "build", "--unit-tests", *args)
