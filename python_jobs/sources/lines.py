@@ -215,36 +215,36 @@ def read_delimited(
     return out
 
 
-def read_whitespace_frame(path: str | Path, schema: Mapping[str, pl.DataType]) -> pl.DataFrame | None:
+def read_whitespace_frame(path: str | Path, schema: Mapping[str, pl.DataType],
+                          keep: Sequence[str] | None = None) -> pl.DataFrame | None:
     """A whitespace-delimited file (TREC qrels and runs) read in one vectorised pass: `_line` (1-based) plus the
-    `schema` columns, blank lines skipped; None when any line is not plainly well-formed (not UTF-8, a wrong column
-    count, a value that does not cast, a non-finite float).
+    `schema` columns (or only those in `keep`: the others are checked, not kept), blank lines skipped; None when any
+    line is not plainly well-formed (not UTF-8, a wrong column count, a value that does not cast, a non-finite
+    float).
 
     Per-line pydantic parsing (`read_delimited`) costs ~2 GB and ~18 s per million lines. Callers use this first and
     fall back to `read_delimited` on None: that reader decides what is accepted and names the file, line and field
     of what is not, so both paths accept the same files and only the well-formed ones take the fast one."""
     names = list(schema)
+    kept = [n for n in names if keep is None or n in keep]
     cells = r"^\s*" + r"\s+".join(r"(\S+)" for _ in names) + r"\s*$"
+    typed = [pl.col("cells").struct.field(f"{i + 1}").cast(t, strict=False).alias(n)
+             for i, (n, t) in enumerate(schema.items())]
+    bad = [pl.col(n).is_null() for n in names] + [~pl.col(n).is_finite() for n, t in schema.items() if t.is_float()]
     try:
-        text = pl.scan_csv(path, has_header=False, separator="\x01", quote_char=None, new_columns=["text"],
-                           schema={"text": pl.String}, encoding="utf8")
         frame = (
-            text.with_row_index("_line", offset=1)
+            pl.scan_csv(path, has_header=False, separator="\x01", quote_char=None, new_columns=["text"],
+                        schema={"text": pl.String}, encoding="utf8")
+            .with_row_index("_line", offset=1)
             .filter(pl.col("text").str.strip_chars().str.strip_chars_start("\ufeff").str.len_bytes() > 0)
             .select(pl.col("_line").cast(pl.Int64),
                     pl.col("text").str.strip_chars_start("\ufeff").str.extract_groups(cells).alias("cells"))
-            .select("_line", *(pl.col("cells").struct.field(f"{i + 1}").alias(n) for i, n in enumerate(names)))
+            .select("_line", *typed)
+            .select("_line", *kept, pl.any_horizontal(bad).alias("_bad"))
             .collect(engine="streaming")
         )
     except (pl.exceptions.PolarsError, OSError):
         return None
-    if frame.height == 0 or frame.select(pl.any_horizontal(pl.col(names).is_null()).any()).item():
+    if frame.height == 0 or frame["_bad"].any():
         return None
-    try:
-        typed = frame.select("_line", *(pl.col(n).cast(t, strict=True) for n, t in schema.items()))
-    except pl.exceptions.PolarsError:
-        return None
-    floats = [n for n, t in schema.items() if t.is_float()]
-    if floats and not typed.select(pl.all_horizontal(pl.col(floats).is_finite()).all()).item():
-        return None
-    return typed
+    return frame.drop("_bad")

@@ -46,14 +46,14 @@ TREC_RUN_SCHEMA = {"topic": pl.String, "q0": pl.String, "docno": pl.String, "ran
                    "tag": pl.String}
 
 
-def _read_trec(path: Path, model: type[_Record], schema: dict[str, pl.DataType]) -> pl.DataFrame:
-    """`_line` + the schema's columns: the vectorised reader, or the per-line one (which names what is wrong)."""
-    frame = read_whitespace_frame(path, schema)
+def _read_trec(path: Path, model: type[_Record], schema: dict[str, pl.DataType], keep: list[str]) -> pl.DataFrame:
+    """`_line` + the `keep` columns of the schema (all are checked): the vectorised reader, or the per-line one
+    (which names the line and field of what is wrong)."""
+    frame = read_whitespace_frame(path, schema, keep)
     if frame is None:
         rows = read_delimited(path, model, tuple(schema), sep=None)
-        frame = pl.DataFrame({"_line": [ln for ln, _ in rows],
-                              **{n: [getattr(r, n) for _, r in rows] for n in schema}},
-                             schema={"_line": pl.Int64, **schema})
+        frame = pl.DataFrame({"_line": [ln for ln, _ in rows], **{n: [getattr(r, n) for _, r in rows] for n in keep}},
+                             schema={"_line": pl.Int64, **{n: schema[n] for n in keep}})
     return frame
 
 
@@ -75,7 +75,7 @@ def ingest_trec_qrels(lake: Lake, path: Path, dataset: str) -> None:
     A TREC-only dataset needs no corpus or queries; when the dataset has documents, questions or chunks in the lake,
     the landing's validation checks that the qrels name them (the contract's references of evidence)."""
     check_id(dataset, "dataset")
-    rows = _read_trec(path, TrecQrel, TREC_QREL_SCHEMA)
+    rows = _read_trec(path, TrecQrel, TREC_QREL_SCHEMA, ["topic", "docno", "rel"])
     _first_duplicate(rows, ["topic", "docno"], str(path), "docno", "judgment (topic, docno)")
     evidence = rows.select(
         pl.col("topic").alias("question_id"),
@@ -102,7 +102,7 @@ def ingest_trec_run(lake: Lake, path: Path, dataset: str, run_id: str, fmt: str,
     file = str(path)
     # parsed: _line, topic, docno, score, tag (file order)
     if fmt == "trec":
-        parsed = _read_trec(path, TrecRunRow, TREC_RUN_SCHEMA).select("_line", "topic", "docno", "score", "tag")
+        parsed = _read_trec(path, TrecRunRow, TREC_RUN_SCHEMA, ["topic", "docno", "score", "tag"])
     else:
         rows = read_delimited(path, CsvRunRow, ("query_id", "corpus_id"), sep=",", header=[("query_id", "corpus_id")])
         parsed = pl.DataFrame({"_line": [ln for ln, _ in rows], "topic": [r.query_id for _, r in rows],

@@ -7,21 +7,49 @@
 -- metric registry (seed metrics: retrieval and lexical families, each metric's score_column). It feeds the topic x
 -- task matrix and the dashboard's run-vs-run page.
 
+-- Incremental (append): the pre-hook deletes the retrieval rows of runs whose version changed (the run's scores'
+-- version and this model's code, so a change to the registry or to this SQL recomputes every run) or that are gone,
+-- and every generation and judge row (small: recomputed in every build); the select then adds what is missing.
+
 -- depends_on: {{ ref('metrics') }}
 
-with retrieval_scores as (
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='append',
+        on_schema_change='append_new_columns',
+        pre_hook="{{ question_metric_scores_delete_stale() }}",
+    )
+}}
 
-    select * from {{ ref('fct_retrieval_question_scores') }}
-    where question_in_run
+with retrieval_versions as (
+
+    {{ question_metric_scores_retrieval_versions() }}
 
 ),
 
-retrieval_runs as (
+pending_retrieval_runs as (
 
     select
-        run_id,
-        dataset
-    from {{ ref('int_retrieval_runs') }}
+        retrieval_versions.run_id,
+        retrieval_versions.run_version,
+        runs.dataset
+    from retrieval_versions
+    inner join {{ ref('int_retrieval_runs') }} as runs using (run_id)
+    {%- if is_incremental() %}
+    -- the pre-hook deleted every stale run: a run still here is current
+    where retrieval_versions.run_id not in (
+        select done.run_id from {{ this }} as done
+        where done.run_kind = 'retrieval'
+    )
+    {%- endif %}
+
+),
+
+retrieval_scores as (
+
+    select * from {{ ref('fct_retrieval_question_scores') }}
+    where question_in_run
 
 ),
 
@@ -45,14 +73,15 @@ retrieval_long as (
         select
             retrieval_scores.run_id,
             'retrieval' as run_kind,
-            retrieval_runs.dataset,
+            pending_retrieval_runs.dataset,
             retrieval_scores.question_id,
             '{{ metric }}' as metric,
             retrieval_scores.granularity,
             retrieval_scores.k,
-            cast(retrieval_scores.{{ column }} as double) as value
+            cast(retrieval_scores.{{ column }} as double) as value,
+            pending_retrieval_runs.run_version
         from retrieval_scores
-        inner join retrieval_runs using (run_id)
+        inner join pending_retrieval_runs using (run_id)
         where retrieval_scores.{{ column }} is not null
                 {{ "union all" if not loop.last }}
     {% endfor %}
@@ -70,7 +99,8 @@ generation_long as (
             '{{ metric }}' as metric,
             cast(null as varchar) as granularity,
             cast(null as integer) as k,
-            cast({{ column }} as double) as value
+            cast({{ column }} as double) as value,
+            cast(null as varchar) as run_version
         from generation_scores
         where {{ column }} is not null
                 {{ "union all" if not loop.last }}
@@ -88,7 +118,8 @@ judge_long as (
         metric,
         cast(null as varchar) as granularity,
         cast(null as integer) as k,
-        cast(normalized_score as double) as value
+        cast(normalized_score as double) as value,
+        cast(null as varchar) as run_version
     from judge_scores
 
 ),
