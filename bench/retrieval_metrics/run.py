@@ -8,7 +8,7 @@
    `--results` (100) docs per question are written. Scores carry ties: many are equal, and some differ only below
    float32 precision (1.00000001 vs 1.0), which trec_eval and pytrec_eval read as ties broken by docno descending.
 2. They go in as users put them in, through the CLI: `finrag ingest trec-qrels`, `finrag ingest trec-run`.
-3. `finrag build` (dbt start-up, every model, data and unit tests, publishing) is timed as a subprocess, and the
+3. `finrag build` (dbt start-up, every model and data test, publishing) is timed as a subprocess, and the
    retrieval-metric models' own execution times are summed from run_results.json (every model tagged
    `retrieval_metrics`: ranking, judgments, per-question scores at chunk, page and doc granularity, leaderboard,
    slices).
@@ -16,7 +16,9 @@
    recip_rank, ndcg, and P / recall / ndcg_cut / map_cut at 1, 3, 5, 10, 20, 100); its time includes the parsing.
    The leaderboard's chunk-level means are checked against it (max abs difference printed).
 5. With --incremental-runs N: N more runs are ingested and built; then one more is ingested and `finrag build` is
-   timed against `finrag build --full-refresh` of the same N + 2 runs (wall, tests and publishing included).
+   timed against `finrag build --full-refresh` of the same N + 2 runs (wall, tests and publishing included). The
+   plain build builds what the new run reaches (the models downstream of retrieval_results and retrieval_runs, their
+   data tests on the new run's rows); the full refresh recomputes every model and tests every row.
 
 Peak memory of each subprocess is read from /usr/bin/time -v when present. Not run in CI.
 """
@@ -93,6 +95,11 @@ def metric_model_seconds(home: Path) -> float:
     tagged = {uid for uid, n in manifest["nodes"].items() if "retrieval_metrics" in n.get("tags", [])}
     results = json.loads((home / "dbt_target" / "run_results.json").read_text())["results"]
     return sum(r["execution_time"] for r in results if r["unique_id"] in tagged)
+
+
+def built_nodes(home: Path) -> int:
+    """How many dbt nodes (models, tests, ...) the last build ran."""
+    return len(json.loads((home / "dbt_target" / "run_results.json").read_text())["results"])
 
 
 def pytrec(qrels: Path, run: Path) -> tuple[float, dict[str, float]]:
@@ -173,10 +180,14 @@ def main() -> None:
             path = work / f"run_{last:03d}.trec"
             write_run(path, args.questions, args.results, seed=100 + last, tag=f"run_{last:03d}")
             finrag(home, "ingest", "trec-run", str(path), "--dataset", DATASET, "--run-id", f"run_{last:03d}")
-            w_inc, _, _ = finrag(home, "build")
-            w_full, _, _ = finrag(home, "build", "--full-refresh")
-            print(f"one run added to {last}: finrag build {w_inc:.2f}s; finrag build --full-refresh of {last + 1} "
-                  f"runs {w_full:.2f}s; ratio {w_inc / w_full:.3f} (target <= 0.10)")
+            w_inc, m_inc, _ = finrag(home, "build")
+            inc_nodes, inc_models = built_nodes(home), metric_model_seconds(home)
+            w_full, m_full, _ = finrag(home, "build", "--full-refresh")
+            full_nodes, full_models = built_nodes(home), metric_model_seconds(home)
+            print(f"one run added to {last}: finrag build {w_inc:.2f}s ({inc_nodes} dbt nodes, metric models "
+                  f"{inc_models:.2f}s, peak {m_inc or float('nan'):.0f} MiB); finrag build --full-refresh of "
+                  f"{last + 1} runs {w_full:.2f}s ({full_nodes} dbt nodes, metric models {full_models:.2f}s, peak "
+                  f"{m_full or float('nan'):.0f} MiB); ratio {w_inc / w_full:.3f} (target <= 0.10)")
     finally:
         if args.workdir is None:
             shutil.rmtree(work, ignore_errors=True)
