@@ -58,8 +58,14 @@ def _read_trec(path: Path, model: type[_Record], schema: dict[str, pl.DataType],
 
 
 def _first_duplicate(frame: pl.DataFrame, key: list[str], file: str, field: str, what: str) -> None:
-    """The first line (in file order) whose key an earlier line already had, as an InputError."""
-    dup = (frame.select("_line", *key)
+    """The first line (in file order) whose key an earlier line already had, as an InputError. A 64-bit hash of
+    the key finds the candidates (a window over the string keys of a 100M-line run needs tens of GB); only rows
+    whose hash repeats are compared exactly."""
+    hashed = frame.select(pl.struct(key).hash(seed=0).alias("_h"))["_h"]
+    suspects = hashed.is_duplicated()
+    if not suspects.any():
+        return
+    dup = (frame.filter(suspects).select("_line", *key)
            .with_columns(pl.col("_line").min().over(key).alias("_first"))
            .filter(pl.col("_line") != pl.col("_first")).sort("_line").head(1))
     if dup.height:
