@@ -35,6 +35,30 @@
 {%- endmacro %}
 
 
+{% macro retrieval_run_results(runs) -%}
+{#-
+    A select of the results of the runs in relation `runs` (a CTE of retrieval_pending_runs()), with what the one
+    ranking rule reads: run_id, dataset, question_id, rank, unit_id (the chunk: a result's unit at chunk
+    granularity), doc_id, page_start, page_end, score, score_key (retrieval_score_key) and ranks_by_score.
+    DuckDB prunes the lake's other run partitions from the scan by the join.
+-#}
+    select
+        results.run_id,
+        {{ runs }}.dataset,
+        results.question_id,
+        results.rank,
+        results.chunk_id as unit_id,
+        results.doc_id,
+        results.page_start,
+        results.page_end,
+        results.score,
+        {{ retrieval_score_key('results.score') }} as score_key,
+        {{ runs }}.ranks_by_score
+    from {{ ref('stg_lake__retrieval_results') }} as results
+    inner join {{ runs }} on results.run_id = {{ runs }}.run_id
+{%- endmacro %}
+
+
 {% macro page_unit_id(doc_id, page_number) -%}
 {#- A page's unit id at page granularity: `<doc_id>#p<page>` (0-based page). -#}
     {{ doc_id }} || '#p' || cast({{ page_number }} as varchar)

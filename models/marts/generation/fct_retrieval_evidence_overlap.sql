@@ -39,24 +39,19 @@ gold_evidence as (
 ),
 
 -- only the questions that have gold evidence text are ranked (TREC-style qrels carry none)
+run_results as (
+
+    {{ retrieval_run_results('runs') }}
+
+),
+
 results as (
 
-    select
-        results.run_id,
-        results.question_id,
-        results.rank,
-        results.chunk_id as unit_id,
-        results.doc_id,
-        results.page_start,
-        results.page_end,
-        results.score,
-        {{ retrieval_score_key('results.score') }} as score_key,
-        runs.ranks_by_score
-    from {{ ref('stg_lake__retrieval_results') }} as results
-    inner join runs on results.run_id = runs.run_id
+    select run_results.*
+    from run_results
     inner join gold_evidence
-        on runs.dataset = gold_evidence.dataset
-        and results.question_id = gold_evidence.question_id
+        on run_results.dataset = gold_evidence.dataset
+        and run_results.question_id = gold_evidence.question_id
 
 ),
 

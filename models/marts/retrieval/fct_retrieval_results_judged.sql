@@ -24,19 +24,7 @@ with runs as (
 
 results as (
 
-    select
-        results.run_id,
-        results.question_id,
-        results.rank,
-        results.chunk_id as unit_id,
-        results.doc_id,
-        results.page_start,
-        results.page_end,
-        results.score,
-        {{ retrieval_score_key('results.score') }} as score_key,
-        runs.ranks_by_score
-    from {{ ref('stg_lake__retrieval_results') }} as results
-    inner join runs on results.run_id = runs.run_id
+    {{ retrieval_run_results('runs') }}
 
 ),
 
