@@ -8,7 +8,6 @@ dbt recommends for production builds."""
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
@@ -16,17 +15,7 @@ import click
 from python_jobs.core.config import warehouse_home
 from python_jobs.warehouse import build_plan
 from python_jobs.warehouse.dbt_runner import run_dbt
-from python_jobs.warehouse.publishing import PublishError, exports_dir, publish
-
-
-def _built_models(home) -> set[str] | None:
-    """Names of the models the last dbt invocation built (run_results.json), None when unreadable."""
-    try:
-        results = json.loads((home / "dbt_target" / "run_results.json").read_text())["results"]
-    except (OSError, ValueError, KeyError):
-        return None
-    return {r["unique_id"].split(".")[-1] for r in results
-            if r["unique_id"].startswith(("model.", "seed.")) and r["status"] == "success"}
+from python_jobs.warehouse.publishing import PublishError, built_by_last_run, exports_dir, publish
 
 
 @click.command("build", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
@@ -66,7 +55,7 @@ def command(ctx: click.Context, quiet: bool, no_publish: bool, build_all: bool, 
     if not no_publish:
         # only after a successful build: a failed one leaves the previous exports in place
         try:
-            published = publish(only=_built_models(home) if select else None)
+            published = publish(only=built_by_last_run(home) if select else None)
         except PublishError as exc:
             raise click.ClickException(f"dbt build succeeded, but publishing the marts failed: {exc}") from None
         click.echo(f"published {len(published)} marts to {exports_dir()}", err=True)

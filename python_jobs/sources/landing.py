@@ -58,10 +58,30 @@ def existing_ids(
     return set(df[column].to_list()) if df.height else None
 
 
+def _duplicate(what: str, key: object, first: int, file: str, line: int, field: str) -> InputError:
+    return InputError(f"duplicate {what} {key!r} (first on line {first})", file=file, line=line, field=field)
+
+
 def check_duplicates(rows: Iterable[tuple[int, object]], key, file: str, field: str, what: str) -> None:
+    """Parsed records (line, record): the first line whose key(record) an earlier line already had is an error."""
     seen: dict[object, int] = {}
     for line, r in rows:
         k = key(r)
         if k in seen:
-            raise InputError(f"duplicate {what} {k!r} (first on line {seen[k]})", file=file, line=line, field=field)
+            raise _duplicate(what, k, seen[k], file, line, field)
         seen[k] = line
+
+
+def check_frame_duplicates(frame: pl.DataFrame, key: list[str], file: str, field: str, what: str) -> None:
+    """`check_duplicates` for a frame with a `_line` column, on the `key` columns. A 64-bit hash of the key finds
+    the candidate rows (a window over the string keys of a 100M-line run needs tens of GB); only rows whose hash
+    repeats are compared exactly."""
+    suspects = frame.select(pl.struct(key).hash(seed=0).is_duplicated())[:, 0]
+    if not suspects.any():
+        return
+    dup = (frame.filter(suspects).select("_line", *key)
+           .with_columns(pl.col("_line").min().over(key).alias("_first"))
+           .filter(pl.col("_line") != pl.col("_first")).sort("_line").head(1))
+    if dup.height:
+        row = dup.row(0, named=True)
+        raise _duplicate(what, tuple(row[c] for c in key), row["_first"], file, row["_line"], field)

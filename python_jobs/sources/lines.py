@@ -236,9 +236,9 @@ def read_whitespace_frame(path: str | Path, schema: Mapping[str, pl.DataType],
             pl.scan_csv(path, has_header=False, separator="\x01", quote_char=None, new_columns=["text"],
                         schema={"text": pl.String}, encoding="utf8")
             .with_row_index("_line", offset=1)
-            .filter(pl.col("text").str.strip_chars().str.strip_chars_start("\ufeff").str.len_bytes() > 0)
-            .select(pl.col("_line").cast(pl.Int64),
-                    pl.col("text").str.strip_chars_start("\ufeff").str.extract_groups(cells).alias("cells"))
+            .with_columns(pl.col("text").str.strip_chars_start("\ufeff"))
+            .filter(pl.col("text").str.strip_chars().str.len_bytes() > 0)
+            .select(pl.col("_line").cast(pl.Int64), pl.col("text").str.extract_groups(cells).alias("cells"))
             .select("_line", *typed)
             .select("_line", *kept, pl.any_horizontal(bad).alias("_bad"))
             .collect(engine="streaming")

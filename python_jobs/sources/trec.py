@@ -12,7 +12,7 @@ from python_jobs.core.console import say
 from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake, check_id
-from python_jobs.sources.landing import existing_ids, file_sha256, land
+from python_jobs.sources.landing import check_frame_duplicates, existing_ids, file_sha256, land
 from python_jobs.sources.lines import _Record, read_delimited, read_whitespace_frame
 
 
@@ -57,24 +57,6 @@ def _read_trec(path: Path, model: type[_Record], schema: dict[str, pl.DataType],
     return frame
 
 
-def _first_duplicate(frame: pl.DataFrame, key: list[str], file: str, field: str, what: str) -> None:
-    """The first line (in file order) whose key an earlier line already had, as an InputError. A 64-bit hash of
-    the key finds the candidates (a window over the string keys of a 100M-line run needs tens of GB); only rows
-    whose hash repeats are compared exactly."""
-    hashed = frame.select(pl.struct(key).hash(seed=0).alias("_h"))["_h"]
-    suspects = hashed.is_duplicated()
-    if not suspects.any():
-        return
-    dup = (frame.filter(suspects).select("_line", *key)
-           .with_columns(pl.col("_line").min().over(key).alias("_first"))
-           .filter(pl.col("_line") != pl.col("_first")).sort("_line").head(1))
-    if dup.height:
-        row = dup.row(0, named=True)
-        k = tuple(row[c] for c in key)
-        raise InputError(f"duplicate {what} {k!r} (first on line {row['_first']})", file=file, line=row["_line"],
-                         field=field)
-
-
 def ingest_trec_qrels(lake: Lake, path: Path, dataset: str) -> None:
     """TREC qrels (`topic iter docno rel`) → evidence with graded relevance (0 and negative grades kept).
 
@@ -82,7 +64,7 @@ def ingest_trec_qrels(lake: Lake, path: Path, dataset: str) -> None:
     the landing's validation checks that the qrels name them (the contract's references of evidence)."""
     check_id(dataset, "dataset")
     rows = _read_trec(path, TrecQrel, TREC_QREL_SCHEMA, ["topic", "docno", "rel"])
-    _first_duplicate(rows, ["topic", "docno"], str(path), "docno", "judgment (topic, docno)")
+    check_frame_duplicates(rows, ["topic", "docno"], str(path), "docno", "judgment (topic, docno)")
     evidence = rows.select(
         pl.col("topic").alias("question_id"),
         (pl.int_range(pl.len()).over("topic")).cast(pl.Int32).alias("evidence_ordinal"),
@@ -118,7 +100,7 @@ def ingest_trec_run(lake: Lake, path: Path, dataset: str, run_id: str, fmt: str,
         parsed = parsed.with_columns((10 - pl.int_range(pl.len()).over("topic")).cast(pl.Float64).alias("score"),
                                      pl.lit(None, pl.String).alias("tag"))
     topic_field, doc_field = ("topic", "docno") if fmt == "trec" else ("query_id", "corpus_id")
-    _first_duplicate(parsed, ["topic", "docno"], file, doc_field, "(topic, docno)")
+    check_frame_duplicates(parsed, ["topic", "docno"], file, doc_field, "(topic, docno)")
     tags = parsed.group_by("tag").agg(pl.col("_line").min()).sort("_line")
     if tags.height > 1:
         raise InputError(f"run tags differ within one run file ({', '.join(map(str, tags['tag']))})", file=file,

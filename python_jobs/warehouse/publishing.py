@@ -53,15 +53,27 @@ def published_names_from_manifest(home: Path) -> list[str] | None:
     )
 
 
+def _run_results(home: Path) -> dict | None:
+    """dbt's run_results.json of the home's last invocation, None when missing or unreadable."""
+    try:
+        return json.loads((home / "dbt_target" / "run_results.json").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def built_by_last_run(home: Path) -> set[str] | None:
+    """Names of the models and seeds dbt's last invocation built (run_results.json), None when unknown."""
+    results = (_run_results(home) or {}).get("results")
+    if results is None:
+        return None
+    return {r["unique_id"].split(".")[-1] for r in results
+            if r["unique_id"].startswith(("model.", "seed.")) and r["status"] == "success"}
+
+
 def _built_at(home: Path, db: Path) -> str:
     """When the warehouse was last built: dbt's run_results time, else the file's mtime."""
-    results = home / "dbt_target" / "run_results.json"
-    if results.exists():
-        try:
-            return json.loads(results.read_text())["metadata"]["generated_at"]
-        except (KeyError, ValueError):
-            pass
-    return datetime.fromtimestamp(db.stat().st_mtime, UTC).isoformat()
+    generated = ((_run_results(home) or {}).get("metadata") or {}).get("generated_at")
+    return generated or datetime.fromtimestamp(db.stat().st_mtime, UTC).isoformat()
 
 
 def _sql_literal(text: str) -> str:
