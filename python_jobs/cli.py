@@ -24,6 +24,7 @@ VERBS: dict[str, str] = {
     "build": "python_jobs.commands.build",
     "sql": "python_jobs.commands.sql",
     "report": "python_jobs.commands.report",
+    "compare": "python_jobs.commands.compare",
     "demo": "python_jobs.commands.demo",
     "topics": "python_jobs.commands.topics",
     "answer": "python_jobs.commands.answer",

@@ -25,8 +25,9 @@ from python_jobs.core.errors import InputError
 GRANULARITIES = ("chunk", "page", "doc")
 
 
-def _query(sql: str, params: Sequence[object] = ()) -> pl.DataFrame:
-    """One read-only query on a connection closed at once, so a report never blocks `dbt build`."""
+def query_marts(sql: str, params: Sequence[object] = ()) -> pl.DataFrame:
+    """One read-only query of the warehouse's marts on a connection closed at once, so a report never blocks
+    `dbt build` (finrag report, finrag compare)."""
     db = warehouse_db(warehouse_home())
     if not db.exists():
         raise InputError(f"no warehouse at {db}: run `finrag build` first")
@@ -34,19 +35,19 @@ def _query(sql: str, params: Sequence[object] = ()) -> pl.DataFrame:
     try:
         return con.sql(sql, params=list(params)).pl()
     except duckdb.CatalogException as exc:
-        raise InputError(f"the retrieval marts are missing ({str(exc).splitlines()[0]}): run `finrag build`") from None
+        raise InputError(f"a mart is missing ({str(exc).splitlines()[0]}): run `finrag build`") from None
     finally:
         con.close()
 
 
 def leaderboard(run_id: str) -> pl.DataFrame:
-    frame = _query(
+    frame = query_marts(
         "select run_id, granularity, metric, k, mean, n_questions, mean_complete, n_questions_complete "
         "from mart_retrieval_leaderboard where run_id = ? order by granularity, metric, k",
         [run_id],
     )
     if frame.is_empty():
-        known = _query("select count(*) as n from mart_retrieval_leaderboard where run_id = ?", [run_id])
+        known = query_marts("select count(*) as n from mart_retrieval_leaderboard where run_id = ?", [run_id])
         raise InputError(
             f"run {run_id!r} has no metrics in mart_retrieval_leaderboard"
             + ("" if known["n"][0] else " (unknown run, no qrels for its questions, or `finrag build` not run since)"),
@@ -58,7 +59,7 @@ def leaderboard(run_id: str) -> pl.DataFrame:
 def trec_measures() -> list[tuple[str, str | None, str | None]]:
     """(metric, trec_eval whole-ranking measure, trec_eval cut measure prefix) of every retrieval metric the
     registry gives a trec_eval name (dim_metrics), in its display order."""
-    frame = _query(
+    frame = query_marts(
         "select metric, trec_eval_name, trec_eval_cut_name from dim_metrics where family = 'retrieval' "
         "and (trec_eval_name is not null or trec_eval_cut_name is not null) order by display_order"
     )
@@ -73,7 +74,7 @@ def trec_lines(run_id: str, granularity: str, complete: bool) -> list[tuple[str,
         raise InputError(f"run {run_id!r} has no {granularity}-level metrics (no qrels at that granularity)",
                          field="granularity")
     value_col, n_col = ("mean_complete", "n_questions_complete") if complete else ("mean", "n_questions")
-    counts = _query(
+    counts = query_marts(
         "select sum(n_retrieved) as num_ret, sum(n_relevant) as num_rel, sum(n_relevant_retrieved) as num_rel_ret "
         "from fct_retrieval_question_scores where run_id = ? and granularity = ? and k = 0"
         + ("" if complete else " and question_in_run"),
@@ -93,7 +94,7 @@ def trec_lines(run_id: str, granularity: str, complete: bool) -> list[tuple[str,
 def slices(run_id: str, dimensions: Sequence[str]) -> pl.DataFrame:
     leaderboard(run_id)  # a clear error for an unknown run
     marks = ", ".join("?" for _ in dimensions)
-    return _query(
+    return query_marts(
         "select run_id, dimension, dimension_value, granularity, metric, k, mean, n_questions, mean_complete, "
         "n_questions_complete from mart_retrieval_by_slice "
         f"where run_id = ? and dimension in ({marks}) order by dimension, dimension_value, granularity, metric, k",

@@ -11,25 +11,13 @@ from pathlib import Path
 import pytest
 
 from support.cli import dbt_build
-from support.trec import KS, pytrec_means, read_qrels, read_trec_run
+from support.trec import KS, pytrec_means, read_financerag_csv, read_qrels, read_trec_run
 
 COUNTS = ("num_q", "num_ret", "num_rel", "num_rel_ret")
 FINANCERAG_DATASETS = ("FinDER", "FinQABench", "FinanceBench", "TATQA", "ConvFinQA", "MultiHiertt")
 
 
 # ---- references --------------------------------------------------------------------------------------------------
-def read_financerag_csv(path: Path) -> dict[str, dict[str, float]]:
-    """query_id,corpus_id rows in rank order; score 10 - index, as the derived TREC file and pytrec reference do."""
-    run: dict[str, dict[str, float]] = {}
-    with open(path) as fh:
-        next(fh)
-        for line in fh:
-            topic, doc = line.strip().split(",")
-            ranked = run.setdefault(topic, {})
-            ranked[doc] = float(10 - len(ranked))
-    return run
-
-
 def trec_eval_all(path: Path) -> dict[str, str]:
     """The `all` lines of a trec_eval output file."""
     out = {}

@@ -41,6 +41,18 @@ def read_trec_run(path: Path) -> dict[str, dict[str, float]]:
     return run
 
 
+def read_financerag_csv(path: Path) -> dict[str, dict[str, float]]:
+    """query_id,corpus_id rows in rank order; score 10 - index, as the derived TREC file and pytrec reference do."""
+    run: dict[str, dict[str, float]] = {}
+    with open(path) as fh:
+        next(fh)
+        for line in fh:
+            topic, doc = line.strip().split(",")
+            ranked = run.setdefault(topic, {})
+            ranked[doc] = float(10 - len(ranked))
+    return run
+
+
 def pytrec_means(qrels: dict, run: dict) -> dict[str, float]:
     """pytrec_eval's per-query measures averaged over the queries in both qrels and run (trec_eval's `all`)."""
     per_query = pytrec_eval.RelevanceEvaluator(qrels, PYTREC_MEASURES).evaluate(run)

@@ -1,0 +1,52 @@
+"""`finrag compare --run-a A --run-b B`: is run B better than run A, metric by metric, with the bootstrap interval
+of the difference, the paired t-test and randomization p-values and the Holm-adjusted p (mart_run_comparison).
+
+    --format table   the pair on one line, then a row per metric (granularity, k): n_questions, mean_a, mean_b,
+                     delta (B - A), wins / ties / losses (B's), ci_low, ci_high, p_ttest, p_randomization, p_holm
+                     (judge runs: n_not_ok_a / n_not_ok_b, the judgments left out)
+    --format json    a list of objects with every column of the mart
+
+The rules and decisions are documented in python_jobs/warehouse/comparisons.py and paired_tests.py.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+import polars as pl
+
+from python_jobs.warehouse.comparisons import WHOLE_RANKING, run_comparison
+from python_jobs.warehouse.reports import GRANULARITIES
+
+P_VALUES = ("p_ttest", "p_randomization", "p_holm")
+TABLE_COLUMNS = ("metric", "granularity", "k", "n_questions", "mean_a", "mean_b", "delta", "wins", "ties", "losses",
+                 "ci_low", "ci_high", "p_ttest", "p_randomization", "p_holm")
+
+
+@click.command("compare")
+@click.option("--run-a", required=True, help="Run A, the baseline (retrieval, answer or judge run id).")
+@click.option("--run-b", required=True, help="Run B, compared with A (same kind and dataset); differences are B - A.")
+@click.option("--metric", "metrics", multiple=True, help="Only these metrics (e.g. ndcg, rouge_l); repeatable.")
+@click.option("--granularity", type=click.Choice(GRANULARITIES), default=None, help="Retrieval: only this granularity.")
+@click.option("--k", "ks", type=int, multiple=True,
+              help=f"Retrieval cut-offs (repeatable; default {WHOLE_RANKING} = the whole ranking).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def command(run_a: str, run_b: str, metrics: tuple[str, ...], granularity: str | None, ks: tuple[int, ...],
+            fmt: str) -> None:
+    """Compare two runs on the questions both were scored on: difference, 95 % interval, p-values."""
+    frame = run_comparison(run_a, run_b, metrics, granularity, ks or (WHOLE_RANKING,))
+    if fmt == "json":
+        sys.stdout.write(json.dumps(frame.to_dicts(), ensure_ascii=False, indent=1) + "\n")
+        return
+    first = frame.row(0, named=True)
+    click.echo(f"A = {run_a}  B = {run_b}  ({first['run_kind']}, dataset {first['dataset']}; delta = B - A, "
+               "wins / losses = questions where B is better / worse)")
+    columns = [*TABLE_COLUMNS, *(["n_not_ok_a", "n_not_ok_b"] if first["run_kind"] == "judge" else [])]
+    # p-values with 3 significant digits (a fixed 4 decimals would print 0.0000 for a p of 2e-06)
+    shown = frame.select(columns).with_columns(
+        pl.col(p).map_elements(lambda v: f"{v:.3g}", return_dtype=pl.String) for p in P_VALUES)
+    with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=250, float_precision=4, tbl_hide_dataframe_shape=True,
+                   tbl_hide_column_data_types=True):
+        click.echo(shown)

@@ -1,0 +1,202 @@
+"""Paired comparison of two runs scored on the same questions (mart_run_comparison), defined once here and exposed
+to SQL by the dbt-duckdb plugin as `paired_tests(diffs, resamples, sign_flips, seed, level)`. The settings have one
+home, the vars run_comparison_resamples / _sign_flips / _seed / _level of dbt_project.yml, which the mart passes in.
+
+The input is one comparison's per-question differences d_i = score_b - score_a, in a fixed order (the mart passes
+them ordered by question id, so a result never depends on the order DuckDB happens to scan rows in). With n = len(d):
+
+- ci_low, ci_high: a percentile bootstrap interval of the mean difference: `resamples` resamples of the n questions
+  with replacement, the mean difference of each, and the (1 - level) / 2 and (1 + level) / 2 quantiles of those
+  means (numpy's default linear interpolation; scipy.stats.bootstrap(method='percentile') is the same estimator).
+- p_ttest: the two-sided paired Student t-test, t = mean(d) / (sd(d) / sqrt(n)) with sd's n - 1 denominator and
+  p = 2 * T_{n-1}(-|t|), as scipy.stats.ttest_rel computes it. NULL where scipy gives NaN: n < 2, or every
+  difference 0 (0 / 0); when every difference is the same non-zero value, t is infinite and p = 0, as in scipy.
+- p_randomization: the two-sided paired randomization (sign-flip) test of Fisher: under the null hypothesis each
+  question's two scores are exchangeable, so each d_i is as likely as -d_i; the statistic is |mean(d)| and p is the
+  share of sign vectors s (s_i = +-1) with |mean(s * d)| >= |mean(d)|. When 2^n <= sign_flips every sign vector is
+  enumerated (the exact p, no Monte-Carlo error, and cheaper); otherwise `sign_flips` random sign vectors and
+  p = (hits + 1) / (sign_flips + 1), the estimate that counts the observed assignment (Phipson & Smyth, 2010), so a
+  Monte-Carlo p is never 0. ranx's `compare(stat_test='fisher')` is the same test with p = hits / permutations.
+  Two sums closer than 1e-10 * sum(|d|) count as equal (the observed sum met again in another order is a tie,
+  not a float accident).
+
+Randomness: a numpy Generator seeded with (seed, n, stream) - one stream for the bootstrap, one for the sign flips -
+so a comparison's result depends only on its differences, the settings and the seed, never on which other
+comparisons share its batch (the p-values exactly; the interval ends to ~1e-16, as BLAS may sum in another order
+when a batch has another width). Comparisons of the same n share the same resampling and sign matrices; a batch of them
+is a matrix product (counts @ D, signs @ D with D the n x m matrix of m comparisons' differences), so a DuckDB chunk
+of up to 2,048 comparisons costs a few BLAS calls instead of 2,048 Python loops.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+# elements of one block of a random matrix (rows x n): bounds the memory of one step at 8 MB of float64
+_BLOCK_ELEMENTS = 1 << 20
+# comparisons multiplied at once: the resample means of a batch (resamples x batch) stay under ~40 MB
+_BATCH_COLUMNS = 512
+_TIE_TOLERANCE = 1e-10
+
+
+@dataclass(frozen=True)
+class PairedTests:
+    ci_low: float
+    ci_high: float
+    p_ttest: float | None
+    p_randomization: float
+    randomization_exact: bool
+
+
+def _blocks(rows: int, n: int) -> Iterator[int]:
+    """Row counts of the blocks a rows x n random matrix is drawn in (a function of n only, so the draws are too)."""
+    step = max(1, _BLOCK_ELEMENTS // n)
+    for start in range(0, rows, step):
+        yield min(step, rows - start)
+
+
+def _generator(seed: int, n: int, stream: int) -> np.random.Generator:
+    return np.random.default_rng([seed, n, stream])
+
+
+def _t_test(diffs: np.ndarray) -> np.ndarray:
+    """Two-sided paired t-test p per column of diffs (n x m); NaN where undefined."""
+    from scipy.special import stdtr
+
+    n = diffs.shape[0]
+    if n < 2:
+        return np.full(diffs.shape[1], np.nan)
+    mean = diffs.mean(axis=0)
+    var = diffs.var(axis=0, ddof=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = mean / np.sqrt(var / n)
+    return 2.0 * stdtr(n - 1, -np.abs(t))
+
+
+def _bootstrap(diffs: np.ndarray, resamples: int, seed: int, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile bootstrap interval of the mean per column of diffs (n x m)."""
+    n, m = diffs.shape
+    rng = _generator(seed, n, 0)
+    means = np.empty((m, resamples))  # one row of resample means per comparison
+    done = 0
+    for rows in _blocks(resamples, n):
+        picks = rng.integers(0, n, size=(rows, n))
+        # how often each question is drawn in each resample: the resample mean is d @ counts / n
+        counts = np.bincount((picks + (np.arange(rows) * n)[:, None]).ravel(), minlength=rows * n)
+        means[:, done:done + rows] = diffs.T @ counts.reshape(rows, n).T.astype(np.float64) / n
+        done += rows
+    alpha = 1.0 - level
+    low, high = _quantiles(means, [alpha / 2, 1 - alpha / 2])
+    return low, high
+
+
+def _quantiles(rows: np.ndarray, qs: Sequence[float]) -> list[np.ndarray]:
+    """The q-quantiles of each row, numpy's default (linear) definition: the order statistics at floor / ceil of
+    (N - 1) q, interpolated. One partial sort (np.partition) for all of them instead of np.quantile's full
+    selection per quantile: the same values in a third of the time."""
+    last = rows.shape[1] - 1
+    positions = [last * q for q in qs]
+    orders = sorted({int(np.floor(p)) for p in positions} | {min(int(np.floor(p)) + 1, last) for p in positions})
+    part = np.partition(rows, orders, axis=1)
+    out = []
+    for position in positions:
+        below = int(np.floor(position))
+        above = min(below + 1, last)
+        out.append(part[:, below] + (position - below) * (part[:, above] - part[:, below]))
+    return out
+
+
+def _sign_flip(diffs: np.ndarray, sign_flips: int, seed: int) -> tuple[np.ndarray, bool]:
+    """Two-sided randomization p per column of diffs (n x m): exact when 2^n <= sign_flips."""
+    n, m = diffs.shape
+    observed = np.abs(diffs.sum(axis=0))
+    floor = observed - _TIE_TOLERANCE * np.abs(diffs).sum(axis=0)
+    hits = np.zeros(m, dtype=np.int64)
+    if 2 ** n <= sign_flips:
+        codes = np.arange(2 ** n)[:, None] >> np.arange(n)[None, :]
+        signs = 1.0 - 2.0 * (codes & 1)
+        hits += (np.abs(signs @ diffs) >= floor).sum(axis=0)
+        return hits / 2 ** n, True
+    rng = _generator(seed, n, 1)
+    for rows in _blocks(sign_flips, n):
+        signs = 1.0 - 2.0 * rng.integers(0, 2, size=(rows, n))
+        hits += (np.abs(signs @ diffs) >= floor).sum(axis=0)
+    return (hits + 1) / (sign_flips + 1), False
+
+
+def paired_tests_batch(diffs: Sequence[Sequence[float]], resamples: int, sign_flips: int, seed: int,
+                       level: float) -> list[PairedTests | None]:
+    """The statistics of many comparisons at once (None for an empty one), each as `paired_tests` gives it."""
+    if resamples < 1 or sign_flips < 1 or not 0 < level < 1:
+        raise ValueError(f"resamples {resamples}, sign_flips {sign_flips} must be >= 1 and level {level} in (0, 1)")
+    out: list[PairedTests | None] = [None] * len(diffs)
+    by_length: dict[int, list[int]] = defaultdict(list)
+    for i, d in enumerate(diffs):
+        if d is not None and len(d):
+            by_length[len(d)].append(i)
+    for rows in by_length.values():
+        for start in range(0, len(rows), _BATCH_COLUMNS):
+            batch = rows[start:start + _BATCH_COLUMNS]
+            matrix = np.array([diffs[i] for i in batch], dtype=np.float64).T  # n x m
+            low, high = _bootstrap(matrix, resamples, seed, level)
+            p_t = _t_test(matrix)
+            p_r, exact = _sign_flip(matrix, sign_flips, seed)
+            for j, i in enumerate(batch):
+                out[i] = PairedTests(float(low[j]), float(high[j]), None if np.isnan(p_t[j]) else float(p_t[j]),
+                                     float(p_r[j]), exact)
+    return out
+
+
+def paired_tests(diffs: Sequence[float], resamples: int, sign_flips: int, seed: int,
+                 level: float) -> PairedTests | None:
+    """Bootstrap interval, paired t-test and paired randomization test of one comparison's per-question
+    differences (b - a); None when there are none."""
+    return paired_tests_batch([diffs], resamples, sign_flips, seed, level)[0]
+
+
+# ---- DuckDB -------------------------------------------------------------------------------------------------------
+FIELDS = ("ci_low", "ci_high", "p_ttest", "p_randomization", "randomization_exact")
+
+
+def _arrow_paired_tests(diffs, resamples, sign_flips, seeds, levels):
+    """The vectorised UDF: one call per DuckDB chunk; comparisons with the same settings are batched together."""
+    import pyarrow as pa
+
+    lists = diffs.to_pylist()
+    settings = list(zip(resamples.to_pylist(), sign_flips.to_pylist(), seeds.to_pylist(), levels.to_pylist(),
+                        strict=True))
+    results: list[PairedTests | None] = [None] * len(lists)
+    groups: dict[tuple, list[int]] = defaultdict(list)
+    for i, (d, s) in enumerate(zip(lists, settings, strict=True)):
+        if d is not None and None not in s:
+            groups[s].append(i)
+    for (r, f, seed, level), rows in groups.items():
+        for i, res in zip(rows, paired_tests_batch([lists[i] for i in rows], int(r), int(f), int(seed),
+                                                   float(level)), strict=True):
+            results[i] = res
+    columns = {name: [None if res is None else getattr(res, name) for res in results] for name in FIELDS}
+    mask = pa.array([res is None for res in results])
+    return pa.StructArray.from_arrays(
+        [pa.array(columns[name], type=pa.bool_() if name == "randomization_exact" else pa.float64())
+         for name in FIELDS], names=list(FIELDS), mask=mask)
+
+
+def register_duckdb_functions(conn) -> None:
+    """`paired_tests(diffs DOUBLE[], resamples INTEGER, sign_flips INTEGER, seed BIGINT, level DOUBLE)` returning
+    STRUCT(ci_low, ci_high, p_ttest, p_randomization DOUBLE, randomization_exact BOOLEAN); NULL for an empty or NULL
+    list. Called by the dbt-duckdb plugin for every connection."""
+    import duckdb
+    from duckdb import sqltypes as t
+
+    existing = {r[0] for r in conn.execute(
+        "select function_name from duckdb_functions() where function_type = 'scalar'").fetchall()}
+    if "paired_tests" in existing:
+        return
+    result = duckdb.struct_type({name: t.BOOLEAN if name == "randomization_exact" else t.DOUBLE for name in FIELDS})
+    conn.create_function("paired_tests", _arrow_paired_tests,
+                         [duckdb.list_type(t.DOUBLE), t.INTEGER, t.INTEGER, t.BIGINT, t.DOUBLE], result,
+                         type="arrow", null_handling="special", side_effects=False)
