@@ -368,6 +368,25 @@ def run_vs_run(home: Path, run_a: str, run_b: str, metric: str, granularity: str
         marts=["fct_question_metric_scores", "dim_questions"])
 
 
+def run_comparison(home: Path, run_a: str, run_b: str, granularity: str | None,
+                   k: int | None) -> pl.DataFrame | None:
+    """mart_run_comparison's rows for (run_a, run_b): every metric of the pair at this granularity and k (retrieval)
+    or the lexical / judged metrics (no granularity), in the registry's display order. None before a build
+    publishes the mart; empty when the mart does not compare the pair (see var run_comparison_max_runs)."""
+    return query(home, """
+        select
+            comparison.metric, comparison.n_questions, comparison.mean_a, comparison.mean_b, comparison.delta,
+            comparison.ci_low, comparison.ci_high, comparison.p_ttest, comparison.p_randomization,
+            comparison.p_holm, comparison.wins, comparison.ties, comparison.losses,
+            comparison.n_not_ok_a, comparison.n_not_ok_b
+        from mart_run_comparison as comparison
+        left join dim_metrics using (metric)
+        where comparison.run_a = ? and comparison.run_b = ?
+            and comparison.granularity is not distinct from ? and comparison.k is not distinct from ?
+        order by dim_metrics.display_order, comparison.metric
+    """, [run_a, run_b, granularity, k], marts=["mart_run_comparison", "dim_metrics"])
+
+
 # ---------------------------------------------------------------------------------------------------- judge agreement
 
 def judge_agreement(home: Path) -> pl.DataFrame | None:

@@ -25,6 +25,11 @@ def fmt(value: float | None) -> str:
     return "—" if value is None else f"{value:.{DECIMALS}f}"
 
 
+def fmt_p(value: float | None) -> str:
+    """A p-value with 3 significant digits (a fixed 4 decimals would show 0.0000 for 2e-06)."""
+    return "—" if value is None else f"{value:.3g}"
+
+
 def formatted(frame: pl.DataFrame) -> pl.DataFrame:
     """Float columns as text with DECIMALS places, so what the page shows is exactly fmt(value); nulls as —."""
     return frame.with_columns(

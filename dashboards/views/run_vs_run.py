@@ -1,4 +1,6 @@
-"""Run vs run: per-question differences for one metric, the questions that flipped, and their texts.
+"""Run vs run: is B better than A? Every metric's difference with its bootstrap 95 % interval, paired t-test and
+randomization p-values (mart_run_comparison), then per-question differences for one metric, the questions that
+flipped, and their texts.
 
 Flipped: the question passes (score >= the threshold, default 0.5) in one run and not in the other."""
 
@@ -55,6 +57,51 @@ with cols[3]:
     threshold = st.number_input("Pass threshold", min_value=0.0, max_value=1.0, step=0.05,
                                 value=data.DEFAULT_FLIP_THRESHOLD, key="threshold")
 
+st.header("Is B better than A?")
+comparison = data.run_comparison(home, run_a, run_b, granularity, k)
+if comparison is None:
+    ui.no_data("mart_run_comparison is not published")
+elif comparison.is_empty():
+    st.info("mart_run_comparison does not compare these two runs: runs of another kind or dataset, no shared "
+            "question, or a dataset with more runs than var run_comparison_max_runs (name the pair in var "
+            "run_comparison_pairs and run `finrag build`).")
+else:
+    chosen = comparison.filter(pl.col("metric") == metric)
+    if not chosen.is_empty():
+        row = chosen.row(0, named=True)
+        c = st.columns(4)
+        c[0].metric(f"Δ {metric} (B − A)", ui.fmt(row["delta"]))
+        c[1].metric("95 % interval", f"[{ui.fmt(row['ci_low'])}, {ui.fmt(row['ci_high'])}]")
+        c[2].metric("p (paired t-test)", ui.fmt_p(row["p_ttest"]))
+        c[3].metric("p (randomization)", ui.fmt_p(row["p_randomization"]))
+    at = "" if granularity is None else f" at {granularity} granularity, k = {k or 'all'}"
+    tested = comparison.filter(pl.col("delta").is_not_null())
+    if not tested.is_empty():
+        # a forest plot: each metric's difference and its interval against the zero line
+        points = alt.Chart(tested.to_pandas()).encode(
+            y=alt.Y("metric:N", sort=None, title=None),
+            tooltip=["metric", alt.Tooltip("delta:Q", format=".4f"), alt.Tooltip("ci_low:Q", format=".4f"),
+                     alt.Tooltip("ci_high:Q", format=".4f"), alt.Tooltip("p_ttest:Q", format=".3g"),
+                     alt.Tooltip("p_randomization:Q", format=".3g"), "n_questions"])
+        st.altair_chart(
+            alt.layer(
+                points.mark_rule(strokeWidth=2).encode(x=alt.X("ci_low:Q", title="B − A (95 % interval)"),
+                                                       x2="ci_high:Q"),
+                points.mark_point(filled=True, size=60).encode(x="delta:Q"),
+                alt.Chart().mark_rule(strokeDash=[4, 4], color="gray").encode(x=alt.datum(0)),
+            ),
+            width="stretch")
+    shown = comparison.with_columns(pl.col(p).map_elements(ui.fmt_p, return_dtype=pl.String).fill_null("—")
+                                    for p in ("p_ttest", "p_randomization", "p_holm"))
+    if shown["n_not_ok_a"].is_null().all():
+        shown = shown.drop("n_not_ok_a", "n_not_ok_b")
+    ui.show_table(shown)
+    st.caption(f"Every metric of the pair{at}, over the questions both runs scored. Interval: percentile bootstrap "
+               "of the mean difference; p-values two-sided (paired t-test; randomization: random sign flips of "
+               "the per-question differences, exact when few); p_holm: Holm-adjusted randomization p over the "
+               "metrics shown. Judged metrics: n_not_ok_a / _b count the judgments left out.")
+
+st.header("Per question")
 diffs = data.run_vs_run(home, run_a, run_b, metric, granularity, k, threshold)
 if diffs is None or diffs.is_empty():
     ui.no_data("no question scored by both runs")
@@ -69,13 +116,13 @@ c[4].metric("Pass in A only", flipped.filter(pl.col("passes_in") == "a only").he
 st.caption(f"A = {run_a}, B = {run_b}. diff = B − A. A question flips when its score is ≥ {threshold} in exactly "
            "one run. Means here are over the questions both runs scored.")
 
-st.header(f"Flipped questions ({flipped.height})")
+st.subheader(f"Flipped questions ({flipped.height})")
 if flipped.is_empty():
     st.write("No question flipped.")
 else:
     ui.show_table(flipped.select("question_id", "passes_in", "value_a", "value_b", "diff", "question"))
 
-st.header("Every question")
+st.subheader("Per-question differences (B − A)")
 st.altair_chart(
     alt.Chart(diffs.to_pandas()).mark_bar().encode(
         x=alt.X("question_id:N", sort="-y", axis=alt.Axis(labels=False, title="questions")),

@@ -123,10 +123,21 @@ def test_run_vs_run(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
     at.selectbox(key="run_b").set_value(dash.facts["rag"]).run()
     at.selectbox(key="metric").set_value("exact_match").run()
     assert not at.exception
-    flipped = table(at, 0)
+    # the pair's statistics, as mart_run_comparison holds them: the chosen metric's tiles, then every metric's row
+    compared = mart(dash.home, "mart_run_comparison").filter(
+        (pl.col("run_a") == dash.facts["closed"]) & (pl.col("run_b") == dash.facts["rag"]))
+    exact = compared.filter(pl.col("metric") == "exact_match").row(0, named=True)
+    shown = {m.label: m.value for m in at.metric}
+    assert shown["Δ exact_match (B − A)"] == fmt(exact["delta"]) and exact["delta"] > 0
+    assert shown["95 % interval"] == f"[{fmt(exact['ci_low'])}, {fmt(exact['ci_high'])}]"
+    assert shown["p (randomization)"] == f"{exact['p_randomization']:.3g}"
+    assert shown["p (paired t-test)"] == f"{exact['p_ttest']:.3g}"
+    rows = table(at, 0)
+    assert {r["metric"] for r in rows} == set(compared["metric"])
+    assert row_of(rows, metric="exact_match")["ci_high"] == fmt(exact["ci_high"])
+    flipped = table(at, 1)
     assert [r["question_id"] for r in flipped] == [dash.facts["flip_question"]]
     assert (flipped[0]["value_a"], flipped[0]["value_b"], flipped[0]["passes_in"]) == ("0.0000", "1.0000", "b only")
-    shown = {m.label: m.value for m in at.metric}
     scores = mart(dash.home, "fct_question_metric_scores").filter(pl.col("metric") == "exact_match")
     assert shown["Mean B (exact_match)"] == fmt(scores.filter(pl.col("run_id") == dash.facts["rag"])["value"].mean())
     assert shown["Pass in B only"] == "1" and shown["Pass in A only"] == "0"

@@ -39,6 +39,9 @@ def page_expectations(dash: DashHome) -> dict[str, tuple[dict[str, str], list[st
     gap = mart(home, "mart_oracle_gap").filter((pl.col("run_id") == f["bm25"]) & (pl.col("k") == 5)
                                                & (pl.col("metric") == "page_rec")).row(0, named=True)
     agreement = mart(home, "mart_judge_agreement").filter(pl.col("judge_run_id") == f["judge"]).row(0, named=True)
+    compared = mart(home, "mart_run_comparison").filter(
+        (pl.col("run_a") == f["closed"]) & (pl.col("run_b") == f["rag"]) & (pl.col("metric") == "exact_match")
+    ).row(0, named=True)
     question = mart(home, "dim_questions").filter(pl.col("question_id") == f["flip_question"]).row(0, named=True)
     return {
         "leaderboard": ({}, [f["bm25"], f["rag"], f["judge"], fmt(page_rec), fmt(exact)]),
@@ -47,7 +50,9 @@ def page_expectations(dash: DashHome) -> dict[str, tuple[dict[str, str], list[st
         "slices": ({"run": f["bm25"], "k": "5", "dimension": "question_type"},
                    [f["bm25"], fmt(gap["mean"]), fmt(gap["oracle_page_mean"]), "PageRec@5 by question_type"]),
         "run_vs_run": ({"a": f["closed"], "b": f["rag"], "metric": "exact_match"},
-                       [f["closed"], f["rag"], "Flipped questions (1)", f["flip_question"]]),
+                       [f["closed"], f["rag"], "Is B better than A?",
+                        f"[{fmt(compared['ci_low'])}, {fmt(compared['ci_high'])}]",
+                        f"{compared['p_randomization']:.3g}", "Flipped questions (1)", f["flip_question"]]),
         "judge_agreement": ({}, [f["judge"], fmt(agreement["accuracy"]), fmt(agreement["kappa"])]),
         "drilldown": ({"question_id": f["flip_question"]},
                       [question["question"], "✓ hit", f["bm25"], question["reference_answers"][0]]),

@@ -175,5 +175,6 @@ def test_exposures_in_dbt_docs_and_no_publish(dash: DashHome) -> None:
     assert "source.finrag.lake.retrieval_results" not in deps["dashboard_drilldown"]
     assert "model.finrag.mart_oracle_gap" in deps["dashboard_slices"]
     assert deps["dashboard_heatmap"] == {"model.finrag.mart_topic_task_matrix"}
-    assert deps["dashboard_run_vs_run"] == {"model.finrag.fct_question_metric_scores", "model.finrag.dim_questions"}
+    assert deps["dashboard_run_vs_run"] == {"model.finrag.mart_run_comparison", "model.finrag.dim_metrics",
+                                            "model.finrag.fct_question_metric_scores", "model.finrag.dim_questions"}
     assert (home / "exports" / "marts" / "_manifest.json").read_text() == manifest_before
