@@ -121,6 +121,45 @@ def _decode(raw: bytes, file: str, line: int, field_of_replaced) -> str:
         ) from None
 
 
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """json's object_pairs_hook: a key given twice in one object is an error (json.loads keeps the last silently)."""
+    obj: dict[str, object] = {}
+    for key, value in pairs:
+        if key in obj:
+            raise _DuplicateKey(key)
+        obj[key] = value
+    return obj
+
+
+def json_line(text: str, file: str, line: int) -> object:
+    """One JSON value of a JSONL line; malformed JSON and a key given twice in one object are InputErrors that name
+    the file, the line and the key."""
+    try:
+        return json.loads(text, object_pairs_hook=_unique_keys)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"malformed JSON at column {exc.colno}: {exc.msg}", file=file, line=line,
+                         field=_json_key_at(text, exc.pos)) from None
+    except _DuplicateKey as exc:
+        raise InputError(f"key {exc.key!r} appears twice in one JSON object (which value is meant?)", file=file,
+                         line=line, field=exc.key) from None
+
+
+def jsonl_lines(path: str | Path) -> Iterator[tuple[int, object]]:
+    """(line number, JSON value) of every non-blank line of a JSONL file: UTF-8 checked (the error names the field
+    holding the bad bytes), a leading BOM dropped, duplicate keys refused."""
+    file = str(path)
+    for line, raw in _lines(Path(path)):
+        text = _decode(raw, file, line, _bad_utf8_field_json)
+        if text.strip():  # blank lines (e.g. a trailing one) carry no record
+            yield line, json_line(text, file, line)
+
+
 def _empty(file: str, first_field: str) -> InputError:
     return InputError("file is empty: expected at least one record", file=file, line=1, field=first_field)
 
@@ -133,17 +172,7 @@ def read_jsonl(path: str | Path, model: type[M], allow_empty: bool = False) -> l
     names = {f.alias: f.alias for f in model.model_fields.values() if f.alias}
     first_field = next(iter(model.model_fields.values())).alias or next(iter(model.model_fields))
     out: list[tuple[int, M]] = []
-    for line, raw in _lines(path):
-        text = _decode(raw, file, line, _bad_utf8_field_json)
-        if not text.strip():
-            continue  # blank lines (e.g. a trailing one) carry no record
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                f"malformed JSON at column {exc.colno}: {exc.msg}",
-                file=file, line=line, field=_json_key_at(text, exc.pos),
-            ) from None
+    for line, obj in jsonl_lines(path):
         if not isinstance(obj, dict):
             raise InputError(f"expected a JSON object, got {type(obj).__name__}", file=file, line=line,
                              field="<record>")
@@ -164,11 +193,13 @@ def read_delimited(
     sep: str | None,
     header: Sequence[Sequence[str]] | None = None,
     allow_empty: bool = False,
+    trailing: bool = False,
 ) -> list[tuple[int, M]]:
     """A delimited text file as (line number, model) rows.
 
     `sep=None` splits on runs of whitespace (TREC files). With `header`, the first line must equal one of the
-    accepted header spellings (compared case-insensitively, '-' and '_' alike).
+    accepted header spellings (compared case-insensitively, '-' and '_' alike). With `trailing`, cells after the
+    last column are ignored (trec_eval reads a run line's six fields and skips the rest of the line).
     """
     path = Path(path)
     file = str(path)
@@ -200,6 +231,8 @@ def read_delimited(
                     file=file, line=line, field="header",
                 )
             continue
+        if trailing and len(cells) > len(columns):
+            cells = cells[:len(columns)]
         if len(cells) != len(columns):
             field = columns[len(cells)] if len(cells) < len(columns) else f"column {len(columns) + 1}"
             raise InputError(
@@ -216,18 +249,18 @@ def read_delimited(
 
 
 def read_whitespace_frame(path: str | Path, schema: Mapping[str, pl.DataType],
-                          keep: Sequence[str] | None = None) -> pl.DataFrame | None:
+                          keep: Sequence[str] | None = None, trailing: bool = False) -> pl.DataFrame | None:
     """A whitespace-delimited file (TREC qrels and runs) read in one vectorised pass: `_line` (1-based) plus the
     `schema` columns (or only those in `keep`: the others are checked, not kept), blank lines skipped; None when any
     line is not plainly well-formed (not UTF-8, a wrong column count, a value that does not cast, a non-finite
-    float).
+    float). With `trailing`, text after the last column is ignored, as `read_delimited(trailing=True)` does.
 
     Per-line pydantic parsing (`read_delimited`) costs ~2 GB and ~18 s per million lines. Callers use this first and
     fall back to `read_delimited` on None: that reader decides what is accepted and names the file, line and field
     of what is not, so both paths accept the same files and only the well-formed ones take the fast one."""
     names = list(schema)
     kept = [n for n in names if keep is None or n in keep]
-    cells = r"^\s*" + r"\s+".join(r"(\S+)" for _ in names) + r"\s*$"
+    cells = r"^\s*" + r"\s+".join(r"(\S+)" for _ in names) + (r"(?:\s.*)?$" if trailing else r"\s*$")
     typed = [pl.col("cells").struct.field(f"{i + 1}").cast(t, strict=False).alias(n)
              for i, (n, t) in enumerate(schema.items())]
     bad = [pl.col(n).is_null() for n in names] + [~pl.col(n).is_finite() for n, t in schema.items() if t.is_float()]

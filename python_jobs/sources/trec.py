@@ -46,12 +46,13 @@ TREC_RUN_SCHEMA = {"topic": pl.String, "q0": pl.String, "docno": pl.String, "ran
                    "tag": pl.String}
 
 
-def _read_trec(path: Path, model: type[_Record], schema: dict[str, pl.DataType], keep: list[str]) -> pl.DataFrame:
+def _read_trec(path: Path, model: type[_Record], schema: dict[str, pl.DataType], keep: list[str],
+               trailing: bool = False) -> pl.DataFrame:
     """`_line` + the `keep` columns of the schema (all are checked): the vectorised reader, or the per-line one
-    (which names the line and field of what is wrong)."""
-    frame = read_whitespace_frame(path, schema, keep)
+    (which names the line and field of what is wrong). `trailing`: text after the last column is ignored."""
+    frame = read_whitespace_frame(path, schema, keep, trailing=trailing)
     if frame is None:
-        rows = read_delimited(path, model, tuple(schema), sep=None)
+        rows = read_delimited(path, model, tuple(schema), sep=None, trailing=trailing)
         frame = pl.DataFrame({"_line": [ln for ln, _ in rows], **{n: [getattr(r, n) for _, r in rows] for n in keep}},
                              schema={"_line": pl.Int64, **{n: schema[n] for n in keep}})
     return frame
@@ -90,7 +91,9 @@ def ingest_trec_run(lake: Lake, path: Path, dataset: str, run_id: str, fmt: str,
     file = str(path)
     # parsed: _line, topic, docno, score, tag (file order)
     if fmt == "trec":
-        parsed = _read_trec(path, TrecRunRow, TREC_RUN_SCHEMA, ["topic", "docno", "score", "tag"])
+        # trec_eval reads six fields of a run line and skips the rest (its own fixture results.trunc has free
+        # text there); qrels lines keep their exact four columns
+        parsed = _read_trec(path, TrecRunRow, TREC_RUN_SCHEMA, ["topic", "docno", "score", "tag"], trailing=True)
     else:
         rows = read_delimited(path, CsvRunRow, ("query_id", "corpus_id"), sep=",", header=[("query_id", "corpus_id")])
         parsed = pl.DataFrame({"_line": [ln for ln, _ in rows], "topic": [r.query_id for _, r in rows],

@@ -50,8 +50,9 @@ def assert_matches_pytrec(report: dict[str, str], reference: dict[str, float]) -
 # ---- trec_eval's own test fixture ----------------------------------------------------------------------------------
 def test_trec_eval_fixture_matches_trec_eval_and_pytrec_eval(home, finrag, shared_data, tmp_path):
     fixtures = shared_data / "trec_eval_fixtures"
-    # results.trunc carries free text after the 6th column on a few lines (trec_eval reads 6 fields and ignores
-    # the rest; `finrag ingest trec-run` rejects such lines): a copy cut to 6 columns, in the test's tmp dir
+    # results.trunc carries free text after the 6th column on 5 lines: trec_eval reads 6 fields and ignores the
+    # rest, and so does `finrag ingest trec-run` (the file is landed as it is); pytrec_eval's reference reads a copy
+    # cut to 6 columns
     trunc = tmp_path / "results.trunc"
     trunc.write_text("".join(
         "\t".join(line.split()[:6]) + "\n" for line in (fixtures / "results.trunc").read_text().splitlines()
@@ -59,7 +60,7 @@ def test_trec_eval_fixture_matches_trec_eval_and_pytrec_eval(home, finrag, share
     finrag("ingest", "trec-qrels", str(fixtures / "qrels.test"), "--dataset", "trec_test")
     finrag("ingest", "trec-run", str(fixtures / "results.test"), "--dataset", "trec_test", "--run-id", "STANDARD")
     # results.trunc has no row for topic 302: the complete variant (trec_eval -c) counts it as 0
-    finrag("ingest", "trec-run", str(trunc), "--dataset", "trec_test", "--run-id", "TRUNC")
+    finrag("ingest", "trec-run", str(fixtures / "results.trunc"), "--dataset", "trec_test", "--run-id", "TRUNC")
     dbt_build(home)
 
     report = report_trec(finrag, "STANDARD")
