@@ -37,6 +37,7 @@ from python_jobs.qa_generation.human_inspection import (
     reland_with_human,
 )
 from python_jobs.qa_generation.tasks import HUMAN, seeded_shuffle
+from python_jobs.sources.lines import jsonl_lines
 
 COLUMNS = ["question_id", "dataset", "generation_run_id", "topic", "task", "question_type", "conversation", "question",
            "answer", "passages", "score", "corrected_question", "corrected_answer", "comment"]
@@ -109,13 +110,7 @@ def read_rows(path: Path) -> list[tuple[int, dict]]:
         return out
     if path.suffix == ".jsonl":
         rows = []
-        for line, raw in enumerate(text.splitlines(), start=1):
-            if not raw.strip():
-                continue
-            try:
-                row = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"not JSON: {exc.msg}", file=name, line=line) from None
+        for line, row in jsonl_lines(path):  # malformed JSON or a key given twice: an error naming line and key
             if not isinstance(row, dict):
                 raise InputError("a line is a JSON object", file=name, line=line)
             missing = [c for c in REQUIRED if c not in row]

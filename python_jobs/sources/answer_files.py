@@ -21,6 +21,7 @@ from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake, check_id
 from python_jobs.judging.metrics import ANSWER_FILE_WORDS, MAX_PASSAGES
+from python_jobs.sources.lines import jsonl_lines
 from python_jobs.warehouse.text_metrics import first_words
 
 SCHEMA_PATH = PROJECT_DIR / "schemas" / "answer_file.schema.json"
@@ -55,21 +56,14 @@ def read_answer_file(path: Path) -> list[tuple[int, dict[str, Any]]]:
     """Every record of the file with its line number, all validated (nothing is returned when one is bad)."""
     records: list[tuple[int, dict[str, Any]]] = []
     seen: dict[str, int] = {}
-    with open(path, encoding="utf-8") as fh:
-        for line_no, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            try:
-                record = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"not valid JSON: {exc.msg} (column {exc.colno})", file=str(path), line=line_no,
-                                 field="(json)") from None
-            check_record(record, str(path), line_no)
-            if record["id"] in seen:
-                raise InputError(f"question {record['id']!r} answered twice (first on line {seen[record['id']]})",
-                                 file=str(path), line=line_no, field="id")
-            seen[record["id"]] = line_no
-            records.append((line_no, record))
+    # jsonl_lines: non-UTF-8 bytes, malformed JSON and a key given twice are errors naming the line and field
+    for line_no, record in jsonl_lines(path):
+        check_record(record, str(path), line_no)
+        if record["id"] in seen:
+            raise InputError(f"question {record['id']!r} answered twice (first on line {seen[record['id']]})",
+                             file=str(path), line=line_no, field="id")
+        seen[record["id"]] = line_no
+        records.append((line_no, record))
     return records
 
 

@@ -243,7 +243,12 @@ def test_answer_files_round_trip_and_bad_files(fb: dict, llm_env: None, tmp_path
     cases = {
         "missing.jsonl": (good + "\n" + json.dumps({k: v for k, v in lines[1].items() if k != "answer"}) + "\n",
                           "line 2, field 'answer'"),
-        "badjson.jsonl": (good + "\n{not json\n", "line 2, field '(json)'"),
+        "badjson.jsonl": (good + "\n{not json\n", "line 2, field '<record>'"),
+        # a key given twice: json.loads would keep the second answer silently
+        "twice.jsonl": (good[:-1] + ', "answer": "the other answer"}\n', "line 1, field 'answer'"),
+        # not UTF-8 (Latin-1 bytes in the answer): was a traceback
+        "latin1.jsonl": (good + "\n" + json.dumps({**lines[1], "answer": "cafe"}).replace('"cafe"', '"caf\u00e9"')
+                         + "\n", "line 2, field 'answer'"),
         "passage.jsonl": (json.dumps({**lines[0], "passages": [{"passage": "x", "doc_IDs": []}]}) + "\n",
                           "line 1, field 'passages.0.doc_IDs'"),
         "unknown.jsonl": (json.dumps({**lines[0], "id": "no_such_question"}) + "\n", "line 1, field 'id'"),
@@ -251,7 +256,7 @@ def test_answer_files_round_trip_and_bad_files(fb: dict, llm_env: None, tmp_path
     }
     for name, (text, where) in cases.items():
         f = tmp_path / name
-        f.write_text(text)
+        f.write_bytes(text.encode("latin-1" if name == "latin1.jsonl" else "utf-8"))
         proc = run_finrag(home, "import-answers", str(f), "--dataset", "financebench", check=False)
         assert proc.returncode == 2, name
         assert f"file {f}, {where}" in proc.stderr, (name, proc.stderr)
