@@ -181,6 +181,18 @@ def test_failed_calls_land_as_errors_never_as_answers(fb: dict, llm_env: None) -
     assert "1 failed" in proc.stderr and KEY not in proc.stderr + proc.stdout
 
 
+def test_a_run_whose_every_call_failed_lands_and_exits_non_zero(fb: dict, llm_env: None) -> None:
+    home, q = fb["home"], fb["qids"][:2]
+    with FakeLLM(Behaviour(always={"": "500"})) as fake:  # every request: HTTP 500
+        proc = answer(home, fake, "--closed-book", "--dataset", "financebench", "--run-id", "all-failed",
+                      "--max-tokens", "77", *qargs(q), check=False)
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert "every answer of run all-failed failed (2 of 2)" in proc.stderr
+    assert "the first error: InternalServerError 500" in proc.stderr and KEY not in proc.stderr
+    # nothing is lost: the run and its errors landed
+    assert Lake(home).read_partition("answers", "all-failed")["error"].is_not_null().sum() == 2
+
+
 def test_killed_job_resumes_and_lands_every_answer_once(fb: dict, llm_env: None) -> None:
     home = fb["home"]
     qids = sorted(fb["texts"])[20:32]

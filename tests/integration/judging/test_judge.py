@@ -165,6 +165,18 @@ def test_a_reply_cut_at_max_tokens_says_so(base: dict, wh: Path) -> None:
         "(the reply was cut at --max-tokens 8)")
 
 
+def test_a_judge_run_whose_every_call_failed_lands_and_exits_non_zero(base: dict, wh: Path) -> None:
+    q1, q2 = oracle_qids(wh, 2)
+    with FakeLLM(Behaviour(always={"": "500"})) as fake:  # every request: HTTP 500
+        proc = judge(wh, fake, "--answer-run", ORACLE, "--metrics", "correctness,acc", "--question-id", q1,
+                     "--question-id", q2, check=False)
+    assert proc.returncode == 1 and "judge_run_id=" not in proc.stdout
+    assert "failed (4 calls); the first error: InternalServerError 500" in proc.stderr
+    (judge_run,) = Lake(wh).partitions("judgments")  # landed with its errors: nothing lost
+    rows = judgments(wh, judge_run)
+    assert len(rows) == 4 and all(r["status"] == "failed" and "500" in r["error"] for r in rows.values())
+
+
 def test_unknown_run_metric_or_question_is_an_input_error(base: dict, wh: Path) -> None:
     with FakeLLM(Behaviour()) as fake:
         bad_run = judge(wh, fake, "--answer-run", "nope", check=False)
