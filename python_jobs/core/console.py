@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Iterable
+from typing import Any
 
 from tqdm import tqdm
 
@@ -10,3 +13,17 @@ from tqdm import tqdm
 def say(msg: str) -> None:
     # through tqdm, so a note never breaks a progress bar that is being drawn
     tqdm.write(msg, file=sys.stderr)
+
+
+def _bars_off_by_env() -> bool:
+    # tqdm's own variable, as its users set it; "0" / "false" / empty leave bars on
+    return os.environ.get("TQDM_DISABLE", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def progress(iterable: Iterable[Any] | None = None, *, desc: str, unit: str, total: float | None = None,
+             enabled: bool = True) -> tqdm:
+    """The one way jobs draw a progress bar: on stderr, and only where a person watches it. Off when the caller
+    turns it off, when TQDM_DISABLE is set, and when stderr is not a terminal (a log file, CI, a pipe), so logs
+    hold notes, not thousands of bar redraws."""
+    off = not enabled or _bars_off_by_env() or not sys.stderr.isatty()
+    return tqdm(iterable, total=total, desc=desc, unit=unit, file=sys.stderr, disable=off)

@@ -26,8 +26,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import polars as pl
-from tqdm import tqdm
 
+from python_jobs.core.console import progress
 from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake, check_id
@@ -193,7 +193,7 @@ def run_chunk(dataset: str, spec: ChunkerSpec, tok: LoadedTokenizer, lake: Lake 
     rows: list[dict[str, object]] = []
     chunked = empty = 0
     docs = _documents_pages(pages)
-    for doc_id, doc_pages in tqdm(docs, total=len(with_pages), desc=f"chunk {dataset}", unit="doc"):
+    for doc_id, doc_pages in progress(docs, total=len(with_pages), desc=f"chunk {dataset}", unit="doc"):
         doc_rows = chunk_document(doc_id, doc_pages, tok, spec)
         if doc_rows:
             chunked += 1

@@ -17,8 +17,8 @@ import time
 
 import polars as pl
 import pyarrow as pa
-from tqdm import tqdm
 
+from python_jobs.core.console import progress as console_progress
 from python_jobs.core.lake import Lake
 from python_jobs.corpus.encoders import load_embedder
 from python_jobs.corpus.vectors import VectorStore, in_list, sql_str, table_name
@@ -65,7 +65,7 @@ def index_chunks(home, dataset: str, chunker_id: str | None, embedder: str | Non
     # long chunks first: batches of similar length pad less
     todo = todo.with_columns(pl.col("text").str.len_chars().alias("_len")).sort("_len", descending=True)
     step = max(batch_size, 1)  # one LanceDB append per batch: the bar moves and an interruption loses one batch
-    bar = tqdm(total=todo.height, desc=f"index {dataset}.{chunker_id}", unit="chunk", disable=not progress)
+    bar = console_progress(total=todo.height, desc=f"index {dataset}.{chunker_id}", unit="chunk", enabled=progress)
     for start in range(0, todo.height, step):
         part = todo.slice(start, step)
         vecs = emb.encode_documents(part["text"].to_list(), batch_size=batch_size, long_text=long_text)

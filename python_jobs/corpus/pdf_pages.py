@@ -19,6 +19,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from python_jobs.core.console import progress
 from python_jobs.core.errors import InputError
 
 SPAN = 16  # pages per task: small enough to balance two workers, large enough to amortise opening the PDF
@@ -106,7 +107,7 @@ def extract_pages(pdfs: list[PdfInfo], workers: int = 2) -> dict[Path, list[str]
     tasks = [(str(p.path), s, min(s + SPAN, p.n_pages)) for p in todo for s in range(0, p.n_pages, SPAN)]
     out: dict[str, list[str | None]] = {str(p.path): [None] * p.n_pages for p in todo}
     workers = max(1, min(workers, 2, os.cpu_count() or 1, len(tasks) or 1))
-    with tqdm(total=sum(p.n_pages for p in pdfs), unit="page", desc="pdf pages") as bar:
+    with progress(total=sum(p.n_pages for p in pdfs), unit="page", desc="pdf pages") as bar:
         bar.update(sum(len(t) for t in done.values()))  # cached pages count as done
         try:
             fresh = _run(tasks, out, bar, workers) if tasks else {}

@@ -30,8 +30,8 @@ from pathlib import Path
 
 from fpdf import FPDF
 from pypdf import PdfReader
-from tqdm import tqdm
 
+from python_jobs.core.console import progress
 from python_jobs.core.errors import InputError
 
 FIXED_CREATION_DATE = datetime(2024, 5, 1, tzinfo=UTC)  # fpdf2 embeds a creation date: fix it for identical bytes
@@ -1169,7 +1169,7 @@ def synthesize(out: Path, seed: int = 0, companies: int = 6, questions_per_doc: 
     rng = random.Random(seed)
     profiles = rng.sample(COMPANIES, companies)
     filings: list[Filing] = []
-    for c in tqdm(profiles, desc="synth filings", unit="company"):
+    for c in progress(profiles, desc="synth filings", unit="company"):
         # one generator per company, derived from the seed: adding companies does not change the others' numbers
         crng = random.Random(f"{seed}:{c.code}")
         fin = make_financials(c, crng)

@@ -39,7 +39,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Sequence
@@ -49,9 +48,9 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
-from tqdm import tqdm
 
 from python_jobs.core.config import PROJECT_DIR
+from python_jobs.core.console import progress
 from python_jobs.core.contracts import contract
 from python_jobs.core.lake import Lake
 from python_jobs.llm.config import BASE_URL_ENV, MODEL_ENV, LLMConfig
@@ -363,7 +362,7 @@ class LLMClient:
             client = AsyncOpenAI(base_url=self.base_url, api_key=self.config.api_key or "not-needed",
                                  timeout=self.config.timeout, max_retries=0)  # tenacity retries, not the SDK
             sem = asyncio.Semaphore(max(1, self.config.concurrency))
-            bar = tqdm(total=len(todo), desc=desc, unit="call", file=sys.stderr, disable=not self.progress)
+            bar = progress(total=len(todo), desc=desc, unit="call", enabled=self.progress)
             try:
                 async def one(h: str) -> None:
                     res = await self._call(client, sem, bodies[h])

@@ -3,8 +3,7 @@ FlagEmbedding FlagReranker), best first; equal scores keep the first-stage order
 
 from __future__ import annotations
 
-from tqdm import tqdm
-
+from python_jobs.core.console import progress
 from python_jobs.corpus.encoders import load_reranker
 from python_jobs.retrieval import Context, Hit, Query, Retriever
 
@@ -18,8 +17,8 @@ class RerankRetriever:
         model = load_reranker(self.reranker)
         candidates = self.first.search(queries, max(self.top_n, depth))
         out: list[list[Hit]] = []
-        for q, hits in tqdm(list(zip(queries, candidates)), desc="rerank", unit="q",
-                              disable=not self.ctx.progress or not queries):
+        for q, hits in progress(list(zip(queries, candidates)), desc="rerank", unit="q",
+                                  enabled=self.ctx.progress and bool(queries)):
             scores = model.score([(q.text, self.ctx.texts[h.chunk_id]) for h in hits], batch_size=self.ctx.batch_size)
             order = sorted(range(len(hits)), key=lambda i: (-scores[i], i))
             out.append([Hit(hits[i].chunk_id, float(scores[i])) for i in order][:depth])

@@ -24,8 +24,8 @@ import time
 from dataclasses import asdict
 
 import polars as pl
-from tqdm import tqdm
 
+from python_jobs.core.console import progress as console_progress
 from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake, check_id
@@ -146,7 +146,8 @@ def _run(lake: Lake, dataset: str, retriever: str, k: int, condition: str, chunk
     t0 = time.perf_counter()
     hits = []
     step = max(batch_size, 1) * 4
-    with tqdm(total=len(queries), desc=f"retrieve {retriever}/{condition}", unit="q", disable=not progress) as bar:
+    with console_progress(total=len(queries), desc=f"retrieve {retriever}/{condition}", unit="q",
+                          enabled=progress) as bar:
         for start in range(0, len(queries), step):
             batch = queries[start : start + step]
             hits.extend(engine.search(batch, k))

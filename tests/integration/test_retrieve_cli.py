@@ -1,10 +1,45 @@
 """`finrag retrieve` on the toy corpus (support/toy_corpus.py): bad input is reported with exit 2 and the field, a good
-run prints its counts and a progress bar."""
+run prints its counts, and a progress bar only where a person watches: on a terminal, unless TQDM_DISABLE is set."""
 
 from __future__ import annotations
 
+import fcntl
+import os
+import pty
+import struct
+import subprocess
+import sys
+import termios
+from pathlib import Path
+
 from python_jobs.core.lake import Lake
+from support.paths import PROJECT
 from support.toy_corpus import DATASET, FLAT
+
+
+def stderr_on_a_terminal(home: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    """Run `finrag ARGS` with stderr on a pseudo-terminal (as in an interactive shell); what it wrote there."""
+    leader, follower = pty.openpty()
+    # a terminal's size, as a real one has (a fresh pty is 0 x 0, where tqdm draws a bar of width 0)
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "python_jobs.cli", "--home", str(home), *args], cwd=PROJECT,
+                                stdout=subprocess.DEVNULL, stderr=follower,
+                                env={**os.environ, "FINRAG_HOME": str(home), **(env or {})})
+        os.close(follower)
+        out = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # EIO: the process closed the terminal
+                break
+            if not chunk:
+                break
+            out += chunk
+        assert proc.wait(timeout=300) == 0, out.decode(errors="replace")
+        return out.decode(errors="replace")
+    finally:
+        os.close(leader)
 
 
 def test_cli_retrieve_reports_bad_input_with_exit_2(toy: Lake, finrag):
@@ -12,4 +47,8 @@ def test_cli_retrieve_reports_bad_input_with_exit_2(toy: Lake, finrag):
     assert proc.returncode == 2 and "field 'chunker_id'" in proc.stderr and "several chunkers" in proc.stderr
     ok = finrag("retrieve", "--retriever", "bm25", "--dataset", DATASET, "--k", "3", "--chunker-id", FLAT)
     assert "questions=5" in ok.stdout and "rows=" in ok.stdout
-    assert "retrieve bm25/full" in ok.stderr  # the progress bar
+    assert "retrieve bm25/full" not in ok.stderr  # stderr is a pipe: no bar, only the notes
+
+    args = ("retrieve", "--retriever", "bm25", "--dataset", DATASET, "--k", "3", "--chunker-id", FLAT, "--run-id")
+    assert "retrieve bm25/full" in stderr_on_a_terminal(toy.home, *args, "on_a_tty", env={"TQDM_DISABLE": ""})
+    assert "retrieve bm25/full" not in stderr_on_a_terminal(toy.home, *args, "tqdm_off", env={"TQDM_DISABLE": "1"})
