@@ -8,6 +8,8 @@ from typing import Any
 
 BASE_URL_ENV = "FINRAG_LLM_BASE_URL"
 MODEL_ENV = "FINRAG_LLM_MODEL"
+# the project's variables first, then the openai SDK's own, which users of any OpenAI-compatible tool already set
+BASE_URL_ENVS = (BASE_URL_ENV, "OPENAI_BASE_URL")
 KEY_ENVS = ("FINRAG_LLM_API_KEY", "OPENAI_API_KEY")
 CONCURRENCY_ENV = "FINRAG_LLM_CONCURRENCY"
 TIMEOUT_ENV = "FINRAG_LLM_TIMEOUT"
@@ -27,10 +29,14 @@ class LLMConfig:
 
     @classmethod
     def from_env(cls, **overrides: Any) -> LLMConfig:
-        """Environment first, explicit (non-None) overrides win."""
-        key = next((os.environ[k] for k in KEY_ENVS if os.environ.get(k)), None)
+        """Environment first, explicit (non-None) overrides win. The endpoint is FINRAG_LLM_BASE_URL, else
+        OPENAI_BASE_URL; the key FINRAG_LLM_API_KEY, else OPENAI_API_KEY. A key with no endpoint does not make the
+        openai SDK's default (api.openai.com) the target, since a job would then leave the machine unasked: the
+        embedded model answers, the key is not sent, and a warning names the variable that was ignored."""
+        key_env = next((k for k in KEY_ENVS if os.environ.get(k)), None)
+        key = os.environ[key_env] if key_env else None
         values: dict[str, Any] = {
-            "base_url": os.environ.get(BASE_URL_ENV) or None,
+            "base_url": next((os.environ[k] for k in BASE_URL_ENVS if os.environ.get(k)), None),
             "model": os.environ.get(MODEL_ENV) or None,
             "api_key": key,
         }
@@ -39,6 +45,13 @@ class LLMConfig:
         if os.environ.get(TIMEOUT_ENV):
             values["timeout"] = float(os.environ[TIMEOUT_ENV])
         values.update({k: v for k, v in overrides.items() if v is not None})
+        if key_env and not values.get("base_url") and overrides.get("api_key") is None:
+            from python_jobs.core.console import say
+
+            say(f"warning: {key_env} is set but no endpoint is ({' / '.join(BASE_URL_ENVS)} or --llm-base-url): "
+                f"the embedded model answers and {key_env} is ignored; set OPENAI_BASE_URL=https://api.openai.com/v1 "
+                "to call OpenAI")
+            values["api_key"] = None
         return cls(**values)
 
     @property

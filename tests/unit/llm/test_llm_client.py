@@ -169,3 +169,30 @@ def test_echoed_key_in_an_error_message_is_scrubbed(home: Path) -> None:
     res = client.complete(ChatRequest(messages(None, "x"), "test"))  # nothing listens on port 9
     client.close()
     assert not res.ok and "APIConnectionError" in res.error and KEY not in res.error
+
+
+def test_the_openai_sdk_variables_are_honoured(home: Path, monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    for name in ("FINRAG_LLM_BASE_URL", "FINRAG_LLM_API_KEY", "FINRAG_LLM_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    b = Behaviour(script={"question 0": "from the endpoint"})
+    with FakeLLM(b) as fake:
+        # the openai SDK's variables alone reach the endpoint, with the key
+        monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", KEY)
+        chosen = LLMConfig.from_env(model="fake-model", max_attempts=1)
+        assert chosen.base_url == fake.base_url and chosen.api_key == KEY
+        with LLMClient(home, chosen) as llm:
+            (out,) = llm.complete_many(reqs(1))
+        assert out.text == "from the endpoint" and f"Bearer {KEY}" in b.auth_headers
+        # the project's variable wins over the SDK's
+        monkeypatch.setenv("FINRAG_LLM_BASE_URL", "http://127.0.0.1:9/v1")
+        assert LLMConfig.from_env().base_url == "http://127.0.0.1:9/v1"
+    assert "warning" not in capsys.readouterr().err
+    # a key with no endpoint: the embedded default, the key not kept, and a warning naming the variable
+    monkeypatch.delenv("FINRAG_LLM_BASE_URL")
+    monkeypatch.delenv("OPENAI_BASE_URL")
+    embedded = LLMConfig.from_env()
+    assert embedded.embedded and embedded.api_key is None
+    err = capsys.readouterr().err
+    assert "OPENAI_API_KEY is set but no endpoint is" in err and KEY not in err
