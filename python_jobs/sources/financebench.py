@@ -144,7 +144,11 @@ def ingest_financebench(lake: Lake, questions_path: Path, documents_path: Path, 
     # PDFs: exact file name doc_name + '.pdf' (names are case-sensitive: Pfizer_2023Q2_10Q.pdf vs PFIZER_2021_10K.pdf)
     pdf_paths: dict[str, Path] = {}
     if pdf_dir is not None:
-        on_disk = {p.name: p for p in pdf_dir.iterdir() if p.is_file() and p.suffix.lower() == ".pdf"}
+        named_pdf = [p for p in sorted(pdf_dir.iterdir()) if p.suffix.lower() == ".pdf"]
+        for p in named_pdf:
+            if not p.is_file():  # a directory (e.g. an unzipped archive) would leave its document silently empty
+                raise InputError("named like a PDF but is a directory, not a file", file=str(p), field="--pdfs")
+        on_disk = {p.name: p for p in named_pdf}
         pdf_paths = {name: on_disk[f"{name}.pdf"] for name in docs if f"{name}.pdf" in on_disk}
         stray = sorted(set(on_disk) - {f"{n}.pdf" for n in pdf_paths})
         if stray:

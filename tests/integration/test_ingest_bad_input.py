@@ -125,7 +125,21 @@ def test_page_number_beyond_the_document(home, finrag, good, shared_data, tmp_pa
     docs = shared_data / "financebench" / "data" / "financebench_document_information.jsonl"
     err = rejected(finrag, home, good, fb_args(q, docs, pdfs), q, 2, f"evidence[{n}].evidence_page_num")
     assert "page 30 is beyond BESTBUY_2024Q2_10Q (30 pages" in err
-    assert "pdf pages" not in err  # failed before the slow extraction
+    assert " PDFs (" not in err  # failed before the PDFs' summary note and the slow extraction after it
+
+
+def test_a_directory_named_like_a_pdf(home, finrag, good, shared_data, tmp_path) -> None:
+    """It was skipped silently, and its document landed without pages."""
+    pdfs = tmp_path / "pdfs"
+    (pdfs / "BESTBUY_2024Q2_10Q.pdf").mkdir(parents=True)
+    real = [json.loads(x) for x in lines(shared_data / "financebench" / "data" / "financebench_open_source.jsonl")]
+    q = write(tmp_path / "questions.jsonl", [json.dumps(r) for r in real if r["doc_name"] == "BESTBUY_2024Q2_10Q"])
+    docs = shared_data / "financebench" / "data" / "financebench_document_information.jsonl"
+    proc = finrag(*fb_args(q, docs, pdfs), check=False)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert f"error: file {pdfs / 'BESTBUY_2024Q2_10Q.pdf'}, field '--pdfs': named like a PDF but is a directory" \
+        in proc.stderr
+    assert snapshot(home) == good  # nothing landed
 
 
 def test_empty_file(home, finrag, good, shared_data, tmp_path) -> None:
