@@ -51,7 +51,9 @@ final as (
         runs.eval_mode,
         runs.dataset,
         runs.retrieval_run_id,
-        runs.retrieval_run_id is null as is_closed_book,
+        -- from the run's eval mode, not from a missing retrieval run: FinanceBench's oracle, inContext and
+        -- store runs read documents without a retrieval run of ours (closed_book here, closedBook there)
+        lower(replace(runs.eval_mode, '_', '')) = 'closedbook' as is_closed_book,
         metric_means.metric,
         metric_means.mean,
         metric_means.n,
