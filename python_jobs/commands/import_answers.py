@@ -22,8 +22,12 @@ from python_jobs.sources.answer_files import import_answer_file
 @click.option("--dataset", required=True, help="Dataset of the questions answered.")
 @click.option("--model", default="unknown", show_default=True, help="Model that wrote the answers.")
 @click.option("--retrieval-run-id", default=None, help="Retrieval run the passages came from, if known.")
-def command(path: Path, run_id: str | None, dataset: str, model: str, retrieval_run_id: str | None) -> None:
+@click.option("--replace", is_flag=True,
+              help="Replace the run even when --run-id belongs to another dataset (refused without it).")
+def command(path: Path, run_id: str | None, dataset: str, model: str, retrieval_run_id: str | None,
+            replace: bool) -> None:
     """Import an answer file (JSON Lines: id, question, answer, passages, final_prompt) as an answer run."""
-    run_id, n = import_answer_file(Lake(), path, run_id, dataset, model, retrieval_run_id)
+    run_id, n = import_answer_file(Lake(replace_other_datasets=replace), path, run_id, dataset, model,
+                                   retrieval_run_id)
     click.echo(f"landed answer run {run_id}: {n} answers from {path}", err=True)
     sys.stdout.write(run_id + "\n")

@@ -69,9 +69,11 @@ def trec_qrels_cmd(path: Path, dataset: str) -> None:
               help="trec: `topic Q0 docno rank score tag`; financerag-csv: `query_id,corpus_id` in rank order.")
 @click.option("--only-known-questions", is_flag=True,
               help="Keep only rows whose question belongs to --dataset (a run file spanning several datasets).")
-def trec_run_cmd(path: Path, dataset: str, run_id: str, fmt: str, only_known_questions: bool) -> None:
+@click.option("--replace", is_flag=True,
+              help="Replace the run even when --run-id belongs to another dataset (refused without it).")
+def trec_run_cmd(path: Path, dataset: str, run_id: str, fmt: str, only_known_questions: bool, replace: bool) -> None:
     """An external run → retrieval_runs (source 'trec') + retrieval_results (rank = line order per question)."""
-    ingest_trec_run(Lake(), path=path, dataset=dataset, run_id=run_id, fmt=fmt,
+    ingest_trec_run(Lake(replace_other_datasets=replace), path=path, dataset=dataset, run_id=run_id, fmt=fmt,
                     only_known_questions=only_known_questions)
 
 

@@ -61,8 +61,12 @@ class Landing:
 
 
 class Lake:
-    def __init__(self, home: str | os.PathLike[str] | None = None):
+    def __init__(self, home: str | os.PathLike[str] | None = None, replace_other_datasets: bool = False):
+        """`replace_other_datasets`: a landing may replace a partition that holds another dataset's rows (a
+        `--run-id` reused for another dataset); without it that is an InputError, since the other dataset's run
+        would be gone without a word."""
         self.home = warehouse_home(home)
+        self.replace_other_datasets = replace_other_datasets
         self.root = lake_dir(self.home)
         self._staging = self.root / "_staging"
         self._journal = self.root / "_journal"
@@ -186,6 +190,9 @@ class Lake:
                   fields: Mapping[str, Mapping[str, str]]) -> None:
         """The contract's rules through GX, frame by frame (the first failing frame raises), then keys across loads.
         Every GX result of the landing, the failed one included, is kept in the home before this returns or raises."""
+        if not self.replace_other_datasets:
+            for c, value, frame in prepared:
+                self._check_same_dataset(c, value, frame)
         results = []
         try:
             for c, value, frame in prepared:
@@ -195,6 +202,19 @@ class Lake:
                 check_keys_across_loads(self, c, value, frame)
         finally:
             validation.keep(self.home, results)
+
+    def _check_same_dataset(self, c: Contract, value: str, frame: pl.DataFrame) -> None:
+        """A partition that already holds rows of other datasets is not silently replaced by this one's."""
+        path = self.partition_path(c.name, value)
+        if c.partition == "dataset" or "dataset" not in frame.columns or not path.exists():
+            return
+        before = set(pl.scan_parquet(path).select("dataset").unique().collect()["dataset"].drop_nulls())
+        lost = sorted(before - set(frame["dataset"].drop_nulls()))
+        if lost:
+            raise InputError(
+                f"{c.partition} {value!r} already holds {c.name} of dataset {', '.join(map(repr, lost))}; landing "
+                f"dataset {', '.join(map(repr, sorted(set(frame['dataset'].drop_nulls()))))} under it would replace "
+                "them: choose another id, or pass --replace", field=c.partition)
 
     def _parent_keys(self, ref: Reference, child: pl.DataFrame,
                      landing: list[tuple[Contract, str, pl.DataFrame]]) -> validation.ParentKeys:

@@ -75,12 +75,16 @@ def import_answer_file(lake: Lake, path: Path, run_id: str | None, dataset: str,
     if not records:
         raise InputError("the answer file holds no answers", file=str(path))
     known = lake.read("questions", where={"dataset": dataset}, columns=["question_id"])["question_id"]
-    if known.len():
-        known_ids = set(known.to_list())
-        for line, r in records:
-            if r["id"] not in known_ids:
-                raise InputError(f"unknown question {r['id']!r}: not in dataset {dataset!r}", file=str(path),
-                                 line=line, field="id")
+    if not known.len():
+        # answers to questions the lake does not hold could never be scored (a typo in --dataset looks like this)
+        have = sorted(set(lake.read("questions", columns=["dataset"])["dataset"].to_list()))
+        raise InputError(f"dataset {dataset!r} has no questions in the lake; ingest its questions first "
+                         f"(datasets with questions: {', '.join(have) or 'none'})", field="--dataset")
+    known_ids = set(known.to_list())
+    for line, r in records:
+        if r["id"] not in known_ids:
+            raise InputError(f"unknown question {r['id']!r}: not in dataset {dataset!r}", file=str(path),
+                             line=line, field="id")
     rows = []
     for line, r in records:
         chunk_ids = [p.get("chunk_id") for p in r["passages"]]

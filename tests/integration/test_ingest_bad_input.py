@@ -128,6 +128,36 @@ def test_page_number_beyond_the_document(home, finrag, good, shared_data, tmp_pa
     assert " PDFs (" not in err  # failed before the PDFs' summary note and the slow extraction after it
 
 
+def test_a_run_id_of_another_dataset_is_not_replaced_silently(home, finrag, good, shared_data, tmp_path) -> None:
+    fixtures = shared_data / "trec_eval_fixtures"
+    finrag("ingest", "trec-qrels", str(fixtures / "qrels-302.test"), "--dataset", "trec_only")
+    finrag("ingest", "trec-run", str(fixtures / "results-302.test"), "--dataset", "trec_only", "--run-id", "shared")
+    before = snapshot(home)
+    run = lines(shared_data / "financerag_icaif24" / "runs" / "fincolbert_combined_results.derived.trec")
+    qids = {json.loads(x)["_id"] for x in lines(shared_data / "financerag_icaif24" / "FinQABench" / "queries.jsonl")}
+    mine = write(tmp_path / "mine.trec", [x for x in run if x.split()[0] in qids][:20])
+    args = ["ingest", "trec-run", str(mine), "--dataset", GOOD, "--run-id", "shared"]
+    proc = finrag(*args, check=False)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert ("field 'run_id': run_id 'shared' already holds retrieval_runs of dataset 'trec_only'; landing dataset "
+            f"'{GOOD}' under it would replace them") in proc.stderr
+    assert snapshot(home) == before  # trec_only's run is still there
+    finrag(*args, "--replace")
+    runs = Lake(home).read("retrieval_runs", where={"run_id": "shared"})
+    assert runs["dataset"].to_list() == [GOOD]
+
+
+def test_import_answers_for_a_dataset_without_questions(home, finrag, good, tmp_path) -> None:
+    """The answers were landed, and could never be scored (a typo in --dataset looks like this)."""
+    f = write(tmp_path / "answers.jsonl", [json.dumps(
+        {"id": "q1", "question": "q?", "answer": "a", "passages": [], "final_prompt": "p"})])
+    proc = finrag("import-answers", str(f), "--dataset", "financerag_finqabench_typo", check=False)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert ("field '--dataset': dataset 'financerag_finqabench_typo' has no questions in the lake; ingest its "
+            f"questions first (datasets with questions: {GOOD})") in proc.stderr
+    assert snapshot(home) == good
+
+
 def test_a_directory_named_like_a_pdf(home, finrag, good, shared_data, tmp_path) -> None:
     """It was skipped silently, and its document landed without pages."""
     pdfs = tmp_path / "pdfs"
