@@ -21,6 +21,7 @@ import csv
 import hashlib
 import io
 import json
+import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -104,9 +105,16 @@ def read_rows(path: Path) -> list[tuple[int, dict]]:
         if missing:
             raise InputError("missing column", file=name, line=1, field=missing[0])
         out, end = [], reader.line_num
-        for row in reader:  # a record may span lines (passages hold newlines): report the line it starts on
-            out.append((end + 1, row))
-            end = reader.line_num
+        # no cap on a cell's length (csv's default 131,072 characters failed with a traceback on a long answer)
+        limit = csv.field_size_limit(sys.maxsize)
+        try:
+            for row in reader:  # a record may span lines (passages hold newlines): report the line it starts on
+                out.append((end + 1, row))
+                end = reader.line_num
+        except csv.Error as exc:
+            raise InputError(f"not readable as CSV: {exc}", file=name, line=end + 1) from None
+        finally:
+            csv.field_size_limit(limit)
         return out
     if path.suffix == ".jsonl":
         rows = []

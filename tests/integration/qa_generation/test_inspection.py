@@ -101,6 +101,20 @@ def test_bad_files_name_line_and_field_and_land_nothing(flow: dict, row: int, ch
     assert lake.read_partition("questions", flow["run_id"]).drop("created_at").equals(before)
 
 
+def test_a_200k_character_cell_is_read(flow: dict) -> None:
+    """csv's default cap (131,072 characters) made a long corrected answer a traceback; now the file is read, and
+    the error is the real one of another row, with its line."""
+    rows = [dict(r) for r in csv.DictReader(open(flow["filled"], newline="", encoding="utf-8"))]
+    rows[0]["comment"] = "long " * 40_000
+    rows[1]["score"] = "7"
+    bad = flow["out"] / "long.csv"
+    write_csv(bad, rows)
+    starts = [i for i, x in enumerate(bad.read_text().splitlines(), start=1) if x.startswith("gen-")]
+    proc = run_finrag(flow["home"], "import-inspection", str(bad), check=False)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert f"long.csv, line {starts[1]}, field 'score'" in proc.stderr, proc.stderr
+
+
 def test_jsonl_errors(flow: dict) -> None:
     bad = flow["out"] / "bad.jsonl"
     bad.write_text(json.dumps({"question_id": flow["rows"][0]["question_id"], "score": 4, "corrected_question": "",
