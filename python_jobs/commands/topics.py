@@ -25,7 +25,7 @@ def command() -> None:
 def flatten_cmd(tree_path: str, out_path: str) -> None:
     """Flatten a topic tree JSON into a seed CSV (every level, English names added)."""
     try:
-        tree = json.loads(Path(tree_path).read_text(encoding="utf-8"))
+        tree = json.loads(Path(tree_path).read_text(encoding="utf-8-sig"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(f"not a UTF-8 JSON topic tree: {exc}", file=tree_path) from None
     rows = flatten(tree, source=tree_path)

@@ -96,7 +96,7 @@ def read_rows(path: Path) -> list[tuple[int, dict]]:
     """(line, row) pairs of a .csv (header on line 1) or .jsonl file."""
     name = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a BOM (Excel's CSVs) dropped, as every reader does
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read the inspection file: {exc}", file=name) from None
     if path.suffix == ".csv":

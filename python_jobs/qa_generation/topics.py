@@ -28,7 +28,7 @@ def load_topics(path: str | Path | None = None) -> list[Topic]:
     """The leaf topics of a flattened topic tree (the seed CSV `finrag topics flatten` writes)."""
     p = Path(path) if path else DEFAULT_TOPICS_CSV
     try:
-        with open(p, newline="", encoding="utf-8") as fh:
+        with open(p, newline="", encoding="utf-8-sig") as fh:
             reader = csv.DictReader(fh)
             need = ["topic_id", "level", "name_zh", "name_en", "is_leaf"]
             missing = [c for c in need if c not in (reader.fieldnames or [])]

@@ -115,6 +115,20 @@ def test_a_200k_character_cell_is_read(flow: dict) -> None:
     assert f"long.csv, line {starts[1]}, field 'score'" in proc.stderr, proc.stderr
 
 
+def test_a_bom_is_read_as_every_reader_reads_it(flow: dict) -> None:
+    """Excel saves CSV with a byte-order mark: the header's first name was read as '\ufeffquestion_id' ("missing
+    column"); now the file reads, and the error is the real one."""
+    rows = [dict(r) for r in csv.DictReader(open(flow["filled"], newline="", encoding="utf-8"))]
+    rows[1]["score"] = "7"
+    bad = flow["out"] / "bom.csv"
+    write_csv(bad, rows)
+    bad.write_bytes(b"\xef\xbb\xbf" + bad.read_bytes())
+    starts = [i for i, x in enumerate(bad.read_text(encoding="utf-8-sig").splitlines(), start=1)
+              if x.startswith("gen-")]
+    proc = run_finrag(flow["home"], "import-inspection", str(bad), check=False)
+    assert proc.returncode == 2 and f"bom.csv, line {starts[1]}, field 'score'" in proc.stderr, proc.stderr
+
+
 def test_jsonl_errors(flow: dict) -> None:
     bad = flow["out"] / "bad.jsonl"
     bad.write_text(json.dumps({"question_id": flow["rows"][0]["question_id"], "score": 4, "corrected_question": "",
