@@ -37,7 +37,7 @@ from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError, JobError
 from python_jobs.core.lake import Lake, check_id
 from python_jobs.judging.metrics import ANSWER_FILE_WORDS, MAX_PASSAGES, MetricSpec, load_metrics
-from python_jobs.judging.verdicts import Verdict, parse_reply
+from python_jobs.judging.verdicts import REPLY_FORMAT, Verdict, parse_reply
 from python_jobs.llm.client import ChatRequest, LLMClient, LLMResult
 from python_jobs.llm.config import LLMConfig
 from python_jobs.llm.prompts import PromptTemplate, load_template
@@ -216,7 +216,7 @@ def run_judge(home: str | None, *, answer_run_id: str, metrics: list[str] | None
                 verdicts[(item.question_id, m)] = Verdict("not_applicable", None, why, None)
             else:
                 req = ChatRequest(render(templates[m], specs[m], item, budget, passage_tokens), "judge",
-                                  temperature=0.0, max_tokens=max_tokens)
+                                  temperature=0.0, max_tokens=max_tokens, response_format=REPLY_FORMAT)
                 calls.append((item.question_id, m, req))
     try:
         results = llm.complete_many([r for _, _, r in calls], desc="judge")

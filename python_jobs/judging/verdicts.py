@@ -35,6 +35,12 @@ class JudgeReply(BaseModel):
     rationale: StrictStr | None = None
 
 
+# what judges ask the endpoint for (structured output, where it has it): the reply object above as a JSON schema, so
+# the format is defined once; the strict reading below applies all the same (an endpoint may ignore the schema)
+REPLY_FORMAT = {"type": "json_schema",
+                "json_schema": {"name": "judge_verdict", "schema": JudgeReply.model_json_schema()}}
+
+
 @dataclass(frozen=True)
 class Verdict:
     status: str  # ok / not_applicable / failed

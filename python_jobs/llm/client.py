@@ -41,7 +41,7 @@ import re
 import subprocess
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -50,7 +50,7 @@ from typing import Any
 import polars as pl
 
 from python_jobs.core.config import PROJECT_DIR
-from python_jobs.core.console import progress
+from python_jobs.core.console import progress, say
 from python_jobs.core.contracts import contract
 from python_jobs.core.lake import Lake
 from python_jobs.llm.config import BASE_URL_ENV, MODEL_ENV, LLMConfig
@@ -69,6 +69,9 @@ class ChatRequest:
     seed: int | None = None
     stop: tuple[str, ...] | None = None
     model: str | None = None  # None = the client's model
+    # e.g. a JSON schema the reply must follow ({"type": "json_schema", ...}); sent where the endpoint accepts it,
+    # dropped for the rest of the job where it refuses it (the prompt still asks for the format)
+    response_format: Mapping[str, Any] | None = None
 
     def message_list(self) -> list[dict[str, str]]:
         return [dict(m) if isinstance(m, dict) else {"role": m[0], "content": m[1]} for m in self.messages]
@@ -83,6 +86,8 @@ class ChatRequest:
             body["seed"] = int(self.seed)
         if self.stop:
             body["stop"] = list(self.stop)
+        if self.response_format is not None:
+            body["response_format"] = dict(self.response_format)
         return body
 
 
@@ -143,6 +148,15 @@ def _retryable(exc: BaseException) -> bool:
     return isinstance(exc, (json.JSONDecodeError,))
 
 
+def _refuses_response_format(exc: BaseException) -> bool:
+    """A 400 / 422 that names response_format: an endpoint (or model) without structured output."""
+    import openai
+
+    text = str(exc).lower()
+    return (isinstance(exc, openai.APIStatusError) and exc.status_code in (400, 422)
+            and ("response_format" in text or "json_schema" in text))
+
+
 def _retry_after(exc: BaseException | None) -> float | None:
     response = getattr(exc, "response", None)
     headers = getattr(response, "headers", None)
@@ -191,6 +205,7 @@ class LLMClient:
         self.calls_made = 0  # HTTP completions attempted to completion (success or final failure), this client
         self.cache_hits = 0
         self._secrets = [s for s in [self.config.api_key] if s]
+        self._response_format_refused = False  # set when the endpoint refuses response_format once
 
     # -- lifecycle -------------------------------------------------------------------------------------------------
     @classmethod
@@ -312,7 +327,7 @@ class LLMClient:
         )
 
         body = req.body(self.model)
-        h = request_hash(body)
+        h = request_hash(body)  # the request as asked for: a rerun finds it in the cache whatever was sent
         backoff = wait_exponential_jitter(multiplier=self.config.backoff_initial, max=self.config.backoff_max)
 
         def wait(state: Any) -> float:
@@ -322,6 +337,8 @@ class LLMClient:
 
         attempts = 0
         async with sem:
+            if self._response_format_refused:  # checked when the call starts, not when it was queued
+                body.pop("response_format", None)
             started = time.perf_counter()
             try:
                 async for attempt in AsyncRetrying(stop=stop_after_attempt(self.config.max_attempts), wait=wait,
@@ -329,7 +346,18 @@ class LLMClient:
                     with attempt:
                         attempts += 1
                         t0 = time.perf_counter()
-                        text, pt, ct, response = await self._call_once(client, body)
+                        try:
+                            text, pt, ct, response = await self._call_once(client, body)
+                        except Exception as exc:
+                            if "response_format" not in body or not _refuses_response_format(exc):
+                                raise
+                            # no structured output here: the same request without it, and none after it
+                            if not self._response_format_refused:
+                                say("note: the LLM endpoint refuses response_format; the prompt alone asks for "
+                                    "the reply's format from here on")
+                            self._response_format_refused = True
+                            body = {k: v for k, v in body.items() if k != "response_format"}
+                            text, pt, ct, response = await self._call_once(client, body)
                         latency = (time.perf_counter() - t0) * 1000
             except Exception as exc:  # noqa: BLE001 - every final failure is recorded, never returned as an answer
                 result = LLMResult(h, None, self._describe(exc), latency_ms=(time.perf_counter() - started) * 1000,

@@ -35,6 +35,7 @@ class Behaviour:
     always: dict[str, str] = field(default_factory=dict)
     latency: float = 0.0
     hang_seconds: float = 5.0
+    refuse_response_format: bool = False  # 400 for a request with response_format, as endpoints without it do
     model: str = "fake-model"
     # what the server saw (for assertions)
     requests: list[dict[str, Any]] = field(default_factory=list)
@@ -88,6 +89,10 @@ def make_server(behaviour: Behaviour, host: str = "127.0.0.1", port: int = 0) ->
                         if k in prompt and queue:
                             fault = queue.pop(0)
                             break
+            if behaviour.refuse_response_format and "response_format" in req:
+                self._send(400, b'{"error":{"message":"Unrecognized request argument supplied: response_format",'
+                                b'"type":"invalid_request_error"}}')
+                return
             if behaviour.latency:
                 time.sleep(behaviour.latency)
             if fault == "429":

@@ -196,3 +196,22 @@ def test_the_openai_sdk_variables_are_honoured(home: Path, monkeypatch: pytest.M
     assert embedded.embedded and embedded.api_key is None
     err = capsys.readouterr().err
     assert "OPENAI_API_KEY is set but no endpoint is" in err and KEY not in err
+
+
+def test_response_format_is_sent_and_dropped_where_refused(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    shape = {"type": "json_schema", "json_schema": {"name": "verdict", "schema": {"type": "object"}}}
+    structured = [ChatRequest(r.messages, "judge", max_tokens=16, response_format=shape) for r in reqs(3)]
+    b = Behaviour()
+    with FakeLLM(b) as fake, LLMClient(home, config(fake, concurrency=1)) as llm:
+        assert all(r.ok for r in llm.complete_many(structured[:1]))
+    assert b.requests[0]["response_format"] == shape  # sent as asked
+    # an endpoint without structured output: the refused request again without it, and no later one carries it
+    refusing = Behaviour(refuse_response_format=True)
+    with FakeLLM(refusing) as fake, LLMClient(home, config(fake, concurrency=1)) as llm:
+        out = llm.complete_many(structured[1:])
+    assert [r.ok for r in out] == [True, True]
+    assert ["response_format" in r for r in refusing.requests] == [True, False, False]
+    assert capsys.readouterr().err.count("refuses response_format") == 1
+    # a rerun finds both in the cache, under the request as asked for
+    with FakeLLM(Behaviour()) as fake, LLMClient(home, config(fake)) as llm:
+        assert all(r.cached for r in llm.complete_many(structured))
