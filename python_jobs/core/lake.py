@@ -20,12 +20,14 @@ are dropped before writing.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
 import shutil
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -150,7 +152,15 @@ class Lake:
             c = contract(table)
             check_id(value, f"{c.partition} for {table}")
             prepared.append((c, value, conform_checked(self._stamp(frame, c, value), c)))
-        self._validate(prepared, fields or {})
+        # check, stage and swap under the lake's writer lock: two landings never both pass the cross-load key
+        # check, and no other job's recovery touches this landing's staging area
+        with self._writer_lock():
+            self._recover()  # a landing killed mid-apply is finished before anything reads the lake for this one
+            return self._land_locked(prepared, fields or {})
+
+    def _land_locked(self, prepared: list[tuple[Contract, str, pl.DataFrame]],
+                     fields: Mapping[str, Mapping[str, str]]) -> list[Landing]:
+        self._validate(prepared, fields)
         txid = uuid.uuid4().hex
         stage = self._staging / txid
         moves = []
@@ -177,14 +187,32 @@ class Lake:
         return self.land([(table, value, frame)])[0]
 
     def drop_partition(self, table: str, value: str) -> bool:
-        d = self.partition_path(table, value).parent
-        if not d.exists():
-            return False
-        trash = self._trash / uuid.uuid4().hex
-        trash.mkdir(parents=True)
-        os.replace(d, trash / d.name)
-        shutil.rmtree(trash, ignore_errors=True)
-        return True
+        with self._writer_lock():
+            d = self.partition_path(table, value).parent
+            if not d.exists():
+                return False
+            trash = self._trash / uuid.uuid4().hex
+            trash.mkdir(parents=True)
+            os.replace(d, trash / d.name)
+            shutil.rmtree(trash, ignore_errors=True)
+            return True
+
+    @contextmanager
+    def _writer_lock(self, wait: bool = True) -> Iterator[bool]:
+        """The lake's one writer lock, an flock on lake/_lock: yields whether it is held (always, when waiting).
+        The kernel drops it when its holder dies, so a killed job's journal is recovered by the next job, and only
+        then: a live landing's journal and staging area are never touched. Not re-entrant (flock is per open file):
+        nothing called under it takes it again."""
+        fd = os.open(self.root / "_lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                yield False
+                return
+            yield True
+        finally:
+            os.close(fd)  # releases the lock
 
     def _validate(self, prepared: list[tuple[Contract, str, pl.DataFrame]],
                   fields: Mapping[str, Mapping[str, str]]) -> None:
@@ -253,7 +281,13 @@ class Lake:
         shutil.rmtree(self._trash / txid, ignore_errors=True)
 
     def recover(self) -> None:
-        """Finish landings whose journal was committed; discard staging areas of landings that never committed."""
+        """Finish landings whose journal was committed; discard staging areas of landings that never committed.
+        Only when no landing is running (the writer lock is free): a running one owns its journal and staging."""
+        with self._writer_lock(wait=False) as free:
+            if free:
+                self._recover()
+
+    def _recover(self) -> None:
         if self._journal.exists():
             for journal in sorted(self._journal.glob("*.json")):
                 entry = json.loads(journal.read_text())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -180,3 +181,66 @@ def test_an_empty_load_lands_beside_others(home: Path) -> None:
     lake.land_one("documents", "b", docs([]))
     assert lake.partitions("documents") == ["a", "b"]
     assert lake.read("documents")["doc_id"].to_list() == ["d1"]
+
+
+# ---- two jobs at once ---------------------------------------------------------------------------------------------
+CONCURRENT_SCRIPT = """
+import json, sys, time
+from pathlib import Path
+import polars as pl
+from python_jobs.core.errors import InputError
+from python_jobs.core.lake import Lake
+
+home, who, mode, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+landed, refused = [], []
+done = Path(home) / "landings_done"
+if mode == "open":  # jobs starting up, one after another, until the landings are done: every Lake() recovers
+    deadline = time.monotonic() + 300
+    while not done.exists() and time.monotonic() < deadline:
+        Lake(home)
+try:
+    for i in range(n if mode != "open" else 0):
+        # "land": partition <who>-<i>; its doc ids are <who>-<i>-* (own) or shared-<i>-* (both jobs land them)
+        ids = [f"{'shared' if mode == 'land_shared' else who}-{i}-{j}" for j in range(50)]
+        frame = pl.DataFrame({"doc_id": ids, "dataset": ["ds"] * 50, "doc_type": ["10-K"] * 50,
+                              "has_content": [True] * 50})
+        try:
+            Lake(home).land_one("documents", f"{who}-{i}", frame)
+            landed.append(f"{who}-{i}")
+        except InputError:
+            refused.append(f"{who}-{i}")
+finally:
+    if mode != "open":
+        done.touch()
+print(json.dumps({"landed": landed, "refused": refused}))
+"""
+
+
+def run_together(home: Path, *jobs: tuple[str, str, int]) -> list[dict]:
+    procs = [subprocess.Popen([sys.executable, "-c", CONCURRENT_SCRIPT, str(home), who, mode, str(n)], cwd=PROJECT,
+                              stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(PROJECT)})
+             for who, mode, n in jobs]
+    outs = [p.communicate(timeout=600)[0] for p in procs]
+    assert all(p.returncode == 0 for p in procs), outs
+    return [json.loads(o.strip().splitlines()[-1]) for o in outs]
+
+
+def test_a_job_starting_up_never_discards_a_landing_under_way(home: Path) -> None:
+    """Every Lake() used to delete lake/_staging: a landing staged at that moment said "landed" and was gone."""
+    Lake(home)
+    lander, _ = run_together(home, ("a", "land", 25), ("b", "open", 0))
+    assert len(lander["landed"]) == 25
+    lake = Lake(home)
+    assert sorted(lake.partitions("documents")) == sorted(lander["landed"])
+    assert lake.read("documents").height == 25 * 50
+    assert leftovers(home, "_staging") == [] and leftovers(home, "_journal") == []
+
+
+def test_two_landings_never_both_pass_the_key_check(home: Path) -> None:
+    """Two jobs landing the same doc ids at once could both pass "key unique across loads"."""
+    Lake(home)
+    a, b = run_together(home, ("a", "land_shared", 15), ("b", "land_shared", 15))
+    docs_ = Lake(home).read("documents")
+    assert docs_["doc_id"].is_unique().all() and docs_.height == 15 * 50
+    # each shared batch landed exactly once, by one of the two jobs; the other was told why
+    assert len(a["landed"]) + len(b["landed"]) == 15 and len(a["refused"]) + len(b["refused"]) == 15
