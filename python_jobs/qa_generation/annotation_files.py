@@ -95,27 +95,6 @@ REQUIRED = ("question_id", "score", "corrected_question", "corrected_answer", "c
 def read_rows(path: Path) -> list[tuple[int, dict]]:
     """(line, row) pairs of a .csv (header on line 1) or .jsonl file."""
     name = str(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")  # a BOM (Excel's CSVs) dropped, as every reader does
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read the inspection file: {exc}", file=name) from None
-    if path.suffix == ".csv":
-        reader = csv.DictReader(io.StringIO(text, newline=""))
-        missing = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
-        if missing:
-            raise InputError("missing column", file=name, line=1, field=missing[0])
-        out, end = [], reader.line_num
-        # no cap on a cell's length (csv's default 131,072 characters failed with a traceback on a long answer)
-        limit = csv.field_size_limit(sys.maxsize)
-        try:
-            for row in reader:  # a record may span lines (passages hold newlines): report the line it starts on
-                out.append((end + 1, row))
-                end = reader.line_num
-        except csv.Error as exc:
-            raise InputError(f"not readable as CSV: {exc}", file=name, line=end + 1) from None
-        finally:
-            csv.field_size_limit(limit)
-        return out
     if path.suffix == ".jsonl":
         rows = []
         for line, row in jsonl_lines(path):  # malformed JSON or a key given twice: an error naming line and key
@@ -126,7 +105,29 @@ def read_rows(path: Path) -> list[tuple[int, dict]]:
                 raise InputError("missing field", file=name, line=line, field=missing[0])
             rows.append((line, row))
         return rows
-    raise InputError("the inspection file is .csv or .jsonl", file=name)
+    if path.suffix != ".csv":
+        raise InputError("the inspection file is .csv or .jsonl", file=name)
+    try:
+        text = path.read_text(encoding="utf-8-sig")  # a BOM (Excel's CSVs) dropped, as every reader does
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read the inspection file: {exc}", file=name) from None
+    # no cap on a cell's length (csv's default 131,072 characters failed with a traceback on a long answer)
+    limit, end = csv.field_size_limit(sys.maxsize), 0
+    try:
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        missing = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
+        if missing:
+            raise InputError("missing column", file=name, line=1, field=missing[0])
+        out: list[tuple[int, dict]] = []
+        end = reader.line_num
+        for row in reader:  # a record may span lines (passages hold newlines): report the line it starts on
+            out.append((end + 1, row))
+            end = reader.line_num
+        return out
+    except csv.Error as exc:
+        raise InputError(f"not readable as CSV: {exc}", file=name, line=end + 1) from None
+    finally:
+        csv.field_size_limit(limit)
 
 
 def _text(v: object) -> str:
