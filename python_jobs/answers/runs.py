@@ -27,10 +27,10 @@ import polars as pl
 
 from python_jobs.core.console import say
 from python_jobs.core.contracts import contract
-from python_jobs.core.errors import InputError, JobError
+from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake, check_id
 from python_jobs.core.question_sets import select_splits, splits_param
-from python_jobs.llm.client import ChatRequest, LLMClient, LLMResult
+from python_jobs.llm.client import ChatRequest, LLMClient, LLMResult, raise_if_all_failed
 from python_jobs.llm.config import LLMConfig
 from python_jobs.llm.prompts import PromptTemplate, load_template, render_prompt
 
@@ -259,12 +259,7 @@ def run_answers(home: str | None, *, retrieval_run_id: str | None, dataset: str 
     n_failed = answers["error"].is_not_null().sum()
     say(f"landed generation_runs/answers run_id={run_id}: {answers.height} answers ({n_failed} failed); "
         f"LLM calls made {llm.calls_made}, from cache {llm.cache_hits}")
-    if answers.height and n_failed == answers.height:
-        # landed all the same (the errors are the record of what happened), but a script must not go on as if
-        # the run had answers: a wrong endpoint, model or key looks like this
-        raise JobError(f"every answer of run {run_id} failed ({n_failed} of {answers.height}); the first error: "
-                       f"{answers['error'].drop_nulls()[0]}. The run landed with its errors; check the LLM endpoint "
-                       "and model (docs/llm.md) and answer again")
+    raise_if_all_failed(f"answer of run {run_id}", answers["error"].to_list())
     return run_id
 
 

@@ -34,11 +34,11 @@ import polars as pl
 
 from python_jobs.core.console import say
 from python_jobs.core.contracts import contract
-from python_jobs.core.errors import InputError, JobError
+from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake, check_id
 from python_jobs.judging.metrics import ANSWER_FILE_WORDS, MAX_PASSAGES, MetricSpec, load_metrics
 from python_jobs.judging.verdicts import REPLY_FORMAT, Verdict, parse_reply
-from python_jobs.llm.client import ChatRequest, LLMClient, LLMResult
+from python_jobs.llm.client import ChatRequest, LLMClient, LLMResult, raise_if_all_failed
 from python_jobs.llm.config import LLMConfig
 from python_jobs.llm.prompts import PromptTemplate, load_template
 from python_jobs.warehouse.text_metrics import first_words, parse_amounts
@@ -244,13 +244,7 @@ def run_judge(home: str | None, *, answer_run_id: str, metrics: list[str] | None
             f"failed {counts[(m, 'failed')]:>4}")
     say(f"landed judge_runs/judgments judge_run_id={judge_run_id}: {len(rows)} judgments; "
         f"LLM calls made {llm.calls_made}, from cache {llm.cache_hits}")
-    call_errors = [res.error for res in results if res.error]
-    if results and len(call_errors) == len(results):
-        # landed all the same (every judgment says why it failed), but no judge ever answered: a wrong endpoint,
-        # model or key, which a script must see
-        raise JobError(f"every LLM call of judge run {judge_run_id} failed ({len(results)} calls); the first error: "
-                       f"{call_errors[0]}. The run landed with its errors; check the LLM endpoint and model "
-                       "(docs/llm.md) and judge again")
+    raise_if_all_failed(f"LLM call of judge run {judge_run_id}", [res.error for res in results])
     return judge_run_id
 
 

@@ -52,6 +52,7 @@ import polars as pl
 from python_jobs.core.config import PROJECT_DIR
 from python_jobs.core.console import progress, say
 from python_jobs.core.contracts import contract
+from python_jobs.core.errors import JobError
 from python_jobs.core.lake import Lake
 from python_jobs.llm.config import BASE_URL_ENV, MODEL_ENV, LLMConfig
 from python_jobs.llm.server import EMBEDDED_MODEL, start_embedded_server
@@ -132,6 +133,15 @@ def call_cost(prices: dict[str, tuple[float, float]], model: str, prompt_tokens:
 
 
 # ---- errors ----------------------------------------------------------------------------------------------------
+def raise_if_all_failed(what: str, errors: Sequence[str | None]) -> None:
+    """After a run has landed with its errors: when every one of them failed (a wrong endpoint, model or key looks
+    like this), a JobError with the first error, so a script does not go on as if the run had results."""
+    failed = [e for e in errors if e]
+    if errors and len(failed) == len(errors):
+        raise JobError(f"every {what} failed ({len(failed)} of {len(errors)}); the first error: {failed[0]}. The run "
+                       "landed with its errors; check the LLM endpoint and model (docs/llm.md) and run it again")
+
+
 class MalformedResponse(Exception):
     """A 2xx response the client could not read as a chat completion."""
 

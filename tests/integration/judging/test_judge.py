@@ -173,7 +173,8 @@ def test_a_judge_run_whose_every_call_failed_lands_and_exits_non_zero(base: dict
     assert proc.returncode == 1 and "judge_run_id=" not in proc.stdout
     # judges ask for the verdict's JSON schema (structured output where the endpoint has it)
     assert {r["response_format"]["json_schema"]["name"] for r in fake.behaviour.requests} == {"judge_verdict"}
-    assert "failed (4 calls); the first error: InternalServerError 500" in proc.stderr
+    assert "every LLM call of judge run" in proc.stderr
+    assert "failed (4 of 4); the first error: InternalServerError 500" in proc.stderr
     (judge_run,) = Lake(wh).partitions("judgments")  # landed with its errors: nothing lost
     rows = judgments(wh, judge_run)
     assert len(rows) == 4 and all(r["status"] == "failed" and "500" in r["error"] for r in rows.values())
