@@ -6,6 +6,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from python_jobs.core.console import say
+
 BASE_URL_ENV = "FINRAG_LLM_BASE_URL"
 MODEL_ENV = "FINRAG_LLM_MODEL"
 # the project's variables first, then the openai SDK's own, which users of any OpenAI-compatible tool already set
@@ -46,8 +48,6 @@ class LLMConfig:
             values["timeout"] = float(os.environ[TIMEOUT_ENV])
         values.update({k: v for k, v in overrides.items() if v is not None})
         if key_env and not values.get("base_url") and overrides.get("api_key") is None:
-            from python_jobs.core.console import say
-
             say(f"warning: {key_env} is set but no endpoint is ({' / '.join(BASE_URL_ENVS)} or --llm-base-url): "
                 f"the embedded model answers and {key_env} is ignored; set OPENAI_BASE_URL=https://api.openai.com/v1 "
                 "to call OpenAI")
