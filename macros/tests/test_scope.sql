@@ -8,8 +8,9 @@
     Only when the environment says FINRAG_TEST_SCOPE=touched: `finrag build` sets it when the project's code is
     the code of the last recorded build and only lake tables changed (python_jobs/warehouse/build_plan.py), so a new
     or changed test, model or macro is always checked against every row. Everything else, and every test of a
-    --full-refresh build or of a warehouse that has not recorded a build yet, reads whole tables. The records are written by the on-run-end hook record_tested_state(), only when every node of
-    the build succeeded, so rows a failed build left untested are tested again next time.
+    --full-refresh build or of a warehouse that has not recorded a build yet, reads whole tables. The records are
+    written by the on-run-end hook record_tested_state(), only when every node of the build succeeded, so rows a
+    failed build left untested are tested again next time.
     Lake keys are also checked across partitions at landing (python_jobs/core/lake.py), which is what makes scoping
     a staging uniqueness test to the new partitions sound.
 -#}
