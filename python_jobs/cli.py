@@ -38,6 +38,7 @@ VERBS: dict[str, str] = {
     "publish": "python_jobs.commands.publish",
     "dashboard": "python_jobs.commands.dashboard",
     "contracts": "python_jobs.commands.contracts",
+    "train-page-scorer": "python_jobs.commands.train_page_scorer",
 }
 
 

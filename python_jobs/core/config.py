@@ -28,3 +28,8 @@ def warehouse_db(home: Path) -> Path:
 
 def lance_dir(home: Path) -> Path:
     return home / "lance"
+
+
+def models_dir(home: Path) -> Path:
+    """Models the jobs train (the page scorer's fold models), under the warehouse home."""
+    return home / "models"
