@@ -40,6 +40,7 @@ VERBS: dict[str, str] = {
     "dashboard": "python_jobs.commands.dashboard",
     "contracts": "python_jobs.commands.contracts",
     "data-docs": "python_jobs.commands.data_docs",
+    "train-page-scorer": "python_jobs.commands.train_page_scorer",
 }
 
 

@@ -154,6 +154,16 @@ with partitions as (
         max(created_at) as loaded_at
     from {{ source('lake', 'qa_generation_attempts') }}
     group by generation_run_id, dataset
+    union all
+    select
+        'model_trainings' as table_name,
+        'training_id' as partition_column,
+        training_id as partition_value,
+        dataset,
+        count(*) as n_rows,
+        max(created_at) as loaded_at
+    from {{ source('lake', 'model_trainings') }}
+    group by training_id, dataset
 
 )
 

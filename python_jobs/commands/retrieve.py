@@ -16,6 +16,7 @@ from python_jobs.llm.config import LLMConfig
 from python_jobs.retrieval import FIRST_STAGES, RETRIEVERS
 from python_jobs.retrieval.conditions import CONDITIONS
 from python_jobs.retrieval.hyde import HYDE_FUSIONS, LLM_RETRIEVERS
+from python_jobs.retrieval.page_scorer import DEFAULT_TOP_PAGES
 from python_jobs.retrieval.runs import run_retrieval
 
 
@@ -47,18 +48,22 @@ from python_jobs.retrieval.runs import run_retrieval
               help="multi_hyde: average the vectors (question's included) or search each and fuse by RRF (--rrf-k).")
 @click.option("--llm-temperature", type=float, default=None,
               help="LLM retrievers' sampling temperature (default: hyde 0, multi_hyde 0.7, llm_expand 0).")
+@click.option("--model-training", default=None,
+              help="page_scorer: the `finrag train-page-scorer` training whose fold models score the pages.")
+@click.option("--top-pages", type=int, default=DEFAULT_TOP_PAGES, show_default=True,
+              help="page_scorer: pages kept per question; chunks are ranked within them.")
 @llm_options()
 @click.option("--split", "split", default=None,
               help="Comma list of question splits to query (default: every split except 'dropped').")
 def command(retriever: str, dataset: str, k: int, condition: str, chunker_id: str | None, embedder: str,
             long_text: str, dense_search: str, first_stage: str | None, reranker: str | None, top_n: int | None,
             rrf_k: int, n_keywords: int, feedback_docs: int, feedback_terms: int, run_id: str | None,
-            batch_size: int, hyde_n: int, hyde_fusion: str, llm_temperature: float | None, llm_config: LLMConfig,
-            split: str | None) -> None:
+            batch_size: int, hyde_n: int, hyde_fusion: str, llm_temperature: float | None,
+            model_training: str | None, top_pages: int, llm_config: LLMConfig, split: str | None) -> None:
     """Run a retriever over a dataset's questions; land retrieval_runs + retrieval_results."""
     out = run_retrieval(warehouse_home(), dataset, retriever, k, condition, chunker_id, embedder, long_text,
                         dense_search, reranker, first_stage, rrf_k, top_n, n_keywords, feedback_docs, feedback_terms,
                         run_id, batch_size, llm_config=llm_config if retriever in LLM_RETRIEVERS else None,
                         hyde_n=hyde_n, hyde_fusion=hyde_fusion, llm_temperature=llm_temperature,
-                        splits=parse_splits(split))
+                        splits=parse_splits(split), model_training=model_training, top_pages=top_pages)
     click.echo(" ".join(f"{key}={v}" for key, v in out.items()))

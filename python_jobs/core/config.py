@@ -39,3 +39,8 @@ def gx_dir(home: Path) -> Path:
 def data_docs_dir(home: Path) -> Path:
     """GX Data Docs of the home: the passed and failed validations of its landings, as HTML (index.html)."""
     return home / "data_docs"
+
+
+def models_dir(home: Path) -> Path:
+    """Models the jobs train (the page scorer's fold models), under the warehouse home."""
+    return home / "models"

@@ -183,6 +183,27 @@ def load_embedder(name: str | None = None, device: str = "cpu") -> Embedder:
     return emb
 
 
+def evict(name: str) -> None:
+    """Forget a loaded embedder (a model whose files were replaced, e.g. a retrained page scorer fold)."""
+    _CACHE.pop(("embedder", resolve(name)[0]), None)
+
+
+def load_trainable(name: str | None = None, device: str = "cpu") -> tuple[str, Any]:
+    """(canonical name, a fresh SentenceTransformer) to fine-tune: never the cached copy `load_embedder` shares, so
+    training cannot change another job's model. sentence-transformers models only (not the `flag:` backend)."""
+    canonical, backend, target = resolve(name)
+    if backend != "sentence-transformers":
+        raise InputError(f"fine-tuning needs a sentence-transformers model, not {canonical!r}", field="base_model")
+    _offline_env()
+    try:
+        from sentence_transformers import SentenceTransformer
+
+        model = SentenceTransformer(target, device=device, local_files_only=not _downloads_allowed())
+    except Exception as exc:  # noqa: BLE001 - any loader failure is the user's model name/path
+        raise _load_error(canonical, exc) from None
+    return canonical, model
+
+
 def _first(out: Any) -> Any:
     return out["dense_vecs"] if isinstance(out, dict) else out
 

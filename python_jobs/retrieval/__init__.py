@@ -7,12 +7,13 @@ retriever applies *before* ranking (a filter, never a post-hoc cut), so oracle r
 
 Composition: `hybrid` fuses bm25 + dense; `rerank`, `keywords`, `llm_expand` and `parent_child` wrap a first stage;
 `hyde` / `multi_hyde` search dense with LLM-written hypothetical passages (the LLM retrievers share
-`Context.rewriter`, the run's one LLM client).
+`Context.rewriter`, the run's one LLM client); `page_scorer` keeps each question's top pages by a fold model of a
+`finrag train-page-scorer` training and ranks the chunks on them by dense similarity.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
@@ -23,7 +24,8 @@ import polars as pl
 from python_jobs.core.errors import InputError
 from python_jobs.retrieval.conditions import Restriction
 
-RETRIEVERS = ("bm25", "dense", "hybrid", "rerank", "parent_child", "keywords", "hyde", "multi_hyde", "llm_expand")
+RETRIEVERS = ("bm25", "dense", "hybrid", "rerank", "parent_child", "keywords", "hyde", "multi_hyde", "llm_expand",
+              "page_scorer")
 FIRST_STAGES = ("bm25", "dense", "hybrid", "keywords", "rerank")
 LEVELS = ("top", "child")
 
@@ -132,6 +134,18 @@ class RetrieverConfig:
     n_keywords: int = 8
     feedback_docs: int = 3
     feedback_terms: int = 5
+    # page_scorer only; None for every other retriever, and then left out of the config hash and params, so the
+    # run ids of the other retrievers stay as they were
+    model_training: str | None = None
+    top_pages: int | None = None
+
+
+OPTIONAL_CONFIG = ("model_training", "top_pages")
+
+
+def config_fields(cfg: RetrieverConfig) -> dict[str, object]:
+    """The config as a dict for the hash and params: the page-scorer settings only when set."""
+    return {k: v for k, v in asdict(cfg).items() if not (k in OPTIONAL_CONFIG and v is None)}
 
 
 def stage_names(retriever: str, first_stage: str | None = None) -> list[str]:
@@ -140,7 +154,7 @@ def stage_names(retriever: str, first_stage: str | None = None) -> list[str]:
         return [retriever]
     if retriever == "hybrid":
         return ["hybrid", "bm25", "dense"]
-    if retriever in ("hyde", "multi_hyde"):
+    if retriever in ("hyde", "multi_hyde", "page_scorer"):
         return [retriever, "dense"]
     inner = first_stage or ("bm25" if retriever in ("keywords", "llm_expand") else "dense")
     return [retriever, *stage_names(inner)]
@@ -157,7 +171,7 @@ def default_top_n(cfg: RetrieverConfig, k: int) -> int | None:
 def build(cfg: RetrieverConfig, ctx: Context, level: str = "top", k: int = 10) -> Retriever:
     """The retriever tree for a config. `rerank`, `keywords`, `llm_expand` and `parent_child` wrap `first_stage`
     (default: bm25 for keywords and llm_expand, dense otherwise)."""
-    from python_jobs.retrieval import bm25, dense, hybrid, hyde, keywords, llm_expand, parent_child, rerank
+    from python_jobs.retrieval import bm25, dense, hybrid, hyde, keywords, llm_expand, page_scorer, parent_child, rerank
 
     name = cfg.retriever
     top_n = default_top_n(cfg, k)
@@ -171,6 +185,8 @@ def build(cfg: RetrieverConfig, ctx: Context, level: str = "top", k: int = 10) -
         )
     if name in ("hyde", "multi_hyde"):
         return hyde.HydeRetriever(ctx, level)
+    if name == "page_scorer":
+        return page_scorer.PageScorerRetriever(ctx, level, cfg.model_training, cfg.top_pages)
     inner_name = cfg.first_stage or ("bm25" if name in ("keywords", "llm_expand") else "dense")
     if inner_name not in FIRST_STAGES or inner_name == name:
         raise InputError(f"--first-stage {inner_name!r} is not valid for {name}; one of {FIRST_STAGES}",

@@ -21,7 +21,6 @@ import importlib.metadata
 import json
 import re
 import time
-from dataclasses import asdict
 
 import polars as pl
 
@@ -32,9 +31,19 @@ from python_jobs.core.lake import Lake, check_id
 from python_jobs.core.question_sets import select_splits, splits_param
 from python_jobs.corpus.encoders import DEFAULT_EMBEDDER, resolve
 from python_jobs.llm.config import LLMConfig
-from python_jobs.retrieval import RETRIEVERS, Context, Query, RetrieverConfig, build, default_top_n, stage_names
+from python_jobs.retrieval import (
+    RETRIEVERS,
+    Context,
+    Query,
+    RetrieverConfig,
+    build,
+    config_fields,
+    default_top_n,
+    stage_names,
+)
 from python_jobs.retrieval.conditions import CONDITIONS, restrictions
 from python_jobs.retrieval.hyde import LLM_RETRIEVERS, Rewriter
+from python_jobs.retrieval.page_scorer import DEFAULT_TOP_PAGES
 
 VERSIONED = ("lancedb", "bm25s", "sentence-transformers", "transformers", "torch", "numpy", "polars", "FlagEmbedding")
 
@@ -66,14 +75,17 @@ def normalise(cfg: RetrieverConfig, k: int) -> RetrieverConfig:
         n_keywords=cfg.n_keywords if keywords else 0,
         feedback_docs=cfg.feedback_docs if keywords else 0,
         feedback_terms=cfg.feedback_terms if keywords else 0,
+        model_training=cfg.model_training if cfg.retriever == "page_scorer" else None,
+        top_pages=(None if cfg.retriever != "page_scorer"
+                   else DEFAULT_TOP_PAGES if cfg.top_pages is None else cfg.top_pages),
     )
 
 
 def config_hash(dataset: str, chunker_id: str, condition: str | None, k: int, cfg: RetrieverConfig,
                 llm: dict[str, object] | None = None, splits: tuple[str, ...] | None = None) -> str:
     # `llm` only for the LLM retrievers, so the hashes (and run ids) of every other config stay as they were
-    blob = json.dumps({"dataset": dataset, "chunker_id": chunker_id, "condition": condition, "k": k, **asdict(cfg),
-                       **({"llm": llm} if llm else {})}, sort_keys=True)
+    blob = json.dumps({"dataset": dataset, "chunker_id": chunker_id, "condition": condition, "k": k,
+                       **config_fields(cfg), **({"llm": llm} if llm else {})}, sort_keys=True)
     digest = hashlib.sha256(blob.encode()).hexdigest()
     if splits:  # an explicit --split selection is another run (the default keeps the run ids as they were)
         digest = hashlib.sha256(f"{digest}|splits={','.join(splits)}".encode()).hexdigest()
@@ -92,7 +104,8 @@ def run_retrieval(home, dataset: str, retriever: str, k: int = 10, condition: st
                   feedback_terms: int = 5, run_id: str | None = None, batch_size: int = 64,
                   progress: bool = True, llm_config: LLMConfig | None = None, hyde_n: int = 3,
                   hyde_fusion: str = "mean", llm_temperature: float | None = None,
-                  splits: tuple[str, ...] | None = None) -> dict[str, object]:
+                  splits: tuple[str, ...] | None = None, model_training: str | None = None,
+                  top_pages: int | None = None) -> dict[str, object]:
     if retriever not in RETRIEVERS:
         raise InputError(f"unknown retriever {retriever!r}; one of {RETRIEVERS}", field="retriever")
     if condition not in CONDITIONS:
@@ -104,7 +117,7 @@ def run_retrieval(home, dataset: str, retriever: str, k: int = 10, condition: st
     lake = Lake(home)
     chunker_id = lake.resolve_chunker(dataset, chunker_id)
     cfg = normalise(RetrieverConfig(retriever, first_stage, embedder, long_text, dense_search, reranker, rrf_k, top_n,
-                                    n_keywords, feedback_docs, feedback_terms), k)
+                                    n_keywords, feedback_docs, feedback_terms, model_training, top_pages), k)
     rewriter = (Rewriter.open(lake.home, retriever, llm_config, n=hyde_n, fusion=hyde_fusion,
                               temperature=llm_temperature, rrf_k=rrf_k, progress=progress)
                 if retriever in LLM_RETRIEVERS else None)
@@ -165,13 +178,14 @@ def _run(lake: Lake, dataset: str, retriever: str, k: int, condition: str, chunk
         .sort("question_id", "rank")
     )
     params = {
-        **asdict(cfg), "dataset": dataset, "chunker_id": chunker_id, "condition": condition, "k": k,
+        **config_fields(cfg), "dataset": dataset, "chunker_id": chunker_id, "condition": condition, "k": k,
         "batch_size": batch_size, "splits": splits_param(splits, questions), "n_questions": questions.height,
         "n_queried": len(queries),
         "n_skipped": questions.height - len(queries), "n_with_results": results["question_id"].n_unique(),
         "corpus_chunks": chunks.height, "prepare_seconds": round(prepare_seconds, 3), "seconds": round(seconds, 3),
         "queries_per_s": round(len(queries) / seconds, 2) if seconds > 0 else None, "versions": package_versions(),
         **({"llm": llm, **rewriter.stats()} if rewriter else {}),
+        **(engine.stats() if hasattr(engine, "stats") else {}),
     }
     run = contract("retrieval_runs").frame([{
         "run_id": run_id, "dataset": dataset, "retriever": retriever, "condition": condition, "k": k,

@@ -1,0 +1,60 @@
+"""`finrag train-page-scorer` and `finrag retrieve --retriever page_scorer` through the CLI on the small page corpus
+(support/page_corpus.py), then `finrag build`: the run lands like every run, and the marts (leaderboard, slices,
+oracle gap) and the staged `model_trainings` show it."""
+
+from __future__ import annotations
+
+import pytest
+
+from python_jobs.corpus.indexing import index_chunks
+from support.page_corpus import CHUNKER, DATASET, land_page_corpus
+from support.warehouse import warehouse_query
+
+pytestmark = pytest.mark.slow
+
+
+def kv(stdout: str) -> dict[str, str]:
+    (line,) = stdout.strip().splitlines()  # one result line: the trainer's logs stay off stdout
+    return dict(x.split("=", 1) for x in line.split())
+
+
+def test_cli_train_retrieve_build(home, finrag):
+    land_page_corpus(home)
+    index_chunks(home, DATASET, CHUNKER, progress=False)
+    bad = finrag("train-page-scorer", "--dataset", DATASET, "--folds", "9", check=False)
+    assert bad.returncode == 2 and "fewer than --folds 9" in bad.stderr
+
+    train = finrag("train-page-scorer", "--dataset", DATASET, "--folds", "2", "--epochs", "1", "--batch-size", "4",
+                   "--learning-rate", "1e-4")
+    out = kv(train.stdout)
+    tid = out["training_id"]
+    assert out["folds"] == "2" and out["pairs"] == "16" and "fold 2/2" in train.stderr  # a progress bar per fold
+
+    no_model = finrag("retrieve", "--retriever", "page_scorer", "--dataset", DATASET, check=False)
+    assert no_model.returncode == 2 and "--model-training" in no_model.stderr
+    runs = {}
+    for condition in ("full", "oracle_doc"):
+        proc = finrag("retrieve", "--retriever", "page_scorer", "--model-training", tid, "--top-pages", "3",
+                      "--dataset", DATASET, "--k", "3", "--condition", condition)
+        runs[condition] = kv(proc.stdout)["run_id"]
+        assert "page vectors fold" in proc.stderr or condition == "oracle_doc"  # cached by the first run
+    runs["dense"] = kv(finrag("retrieve", "--retriever", "dense", "--dataset", DATASET, "--k", "3").stdout)["run_id"]
+
+    finrag("build")
+    board = dict(warehouse_query(home, (
+        "select retriever || '/' || condition, count(*) from mart_retrieval_leaderboard "
+        "where granularity = 'page' and metric = 'page_rec' and k = 3 group by 1")))
+    assert board == {"page_scorer/full": 1, "page_scorer/oracle_doc": 1, "dense/full": 1}
+    gap = warehouse_query(home, (
+        "select oracle_doc_run_id, oracle_doc_mean >= 0 from mart_oracle_gap "
+        f"where run_id = '{runs['full']}' and granularity = 'page' and metric = 'page_rec' and k = 3"))
+    assert gap == [(runs["oracle_doc"], True)]
+    slices = warehouse_query(home, (
+        "select dimension_value, n_questions from mart_retrieval_by_slice "
+        f"where run_id = '{runs['full']}' and dimension = 'question_type' and granularity = 'page' "
+        "and metric = 'page_rec' and k = 3 order by 1"))
+    assert slices == [("made-up word", 12), ("other", 3)]  # qnone has no qrels: not evaluated
+    trainings = warehouse_query(home, (
+        "select fold, len(train_doc_ids), len(test_doc_ids), len(epoch_losses) from stg_lake__model_trainings "
+        f"where training_id = '{tid}' order by fold"))
+    assert [r[0] for r in trainings] == [0, 1] and all(r[3] == 1 and r[1] + r[2] == 6 for r in trainings)
