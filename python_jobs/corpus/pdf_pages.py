@@ -13,6 +13,8 @@ import json
 import logging
 import multiprocessing as mp
 import os
+import signal
+import sys
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,6 +63,20 @@ def inspect(path: Path) -> PdfInfo:
     except (PdfReadError, OSError, ValueError) as exc:
         raise InputError(f"not a readable PDF: {exc}", file=str(path), field="<pdf>") from None
     return PdfInfo(path, n, hashlib.sha256(data).hexdigest())
+
+
+def _die_with_parent(parent: int) -> None:
+    """Worker initializer: end this worker when the job's process dies, however it dies. A pool's workers wait on
+    a queue whose write end they hold themselves, so a SIGKILLed parent would leave them extracting (and then
+    waiting) forever. Linux's parent-death signal covers every death but exec; elsewhere nothing changes."""
+    if sys.platform != "linux":
+        return
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM, 0, 0, 0)
+    if os.getppid() != parent:  # the parent died before the signal was armed
+        os._exit(1)
 
 
 def _extract_span(path: str, start: int, stop: int) -> tuple[str, int, list[str]]:
@@ -126,7 +142,8 @@ def _run(tasks, out, bar: tqdm, workers: int) -> dict[Path, list[str]]:
             bar.update(len(texts))
     else:
         # spawn, not fork: the parent has polars' thread pool running
-        with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn")) as pool:
+        with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=_die_with_parent,
+                                 initargs=(os.getpid(),)) as pool:
             futures = [pool.submit(_extract_span, *t) for t in tasks]
             for fut in as_completed(futures):
                 path, start, texts = fut.result()
