@@ -21,6 +21,7 @@ renamed as (
         n_pages,
         content_sha256,
         has_content,
+        n_unreadable_pages,
         load_id,
         created_at
     from source

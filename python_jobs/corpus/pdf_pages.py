@@ -116,6 +116,13 @@ def _store(info: PdfInfo, texts: list[str]) -> None:
         pass
 
 
+def is_unreadable(text: str) -> bool:
+    """A page whose text is mostly U+FFFD: pypdf found glyphs but no way to map them to characters (a broken
+    ToUnicode map). Such text looks present but holds no words a retriever or a reader could use."""
+    chars = len(text) - sum(c.isspace() for c in text)
+    return chars > 0 and 2 * text.count("\ufffd") >= chars
+
+
 def extract_pages(pdfs: list[PdfInfo], workers: int = 2) -> dict[Path, list[str]]:
     """Text of every page of every PDF, in page order."""
     done = {p.path: t for p in pdfs if (t := _cached(p)) is not None}

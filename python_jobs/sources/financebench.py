@@ -119,7 +119,7 @@ def ingest_financebench(lake: Lake, questions_path: Path, documents_path: Path, 
     Every evidence item must name a document of the list (the contract's reference of evidence.doc_id: checked when
     the load lands, after the pages are extracted — the extraction is cached per PDF); its page must exist in the PDF
     when the PDF is given (checked here, before the slow extraction)."""
-    from python_jobs.corpus.pdf_pages import extract_pages, inspect
+    from python_jobs.corpus.pdf_pages import extract_pages, inspect, is_unreadable
 
     check_id(dataset, "dataset")
     docs = read_financebench_documents(documents_path)
@@ -166,6 +166,14 @@ def ingest_financebench(lake: Lake, questions_path: Path, documents_path: Path, 
     say(f"{len(docs)} documents, {len(questions)} questions, {len(infos)} PDFs "
         f"({sum(i.n_pages for i in infos.values())} pages)")
     texts = extract_pages(list(infos.values()), workers=workers) if infos else {}
+    unreadable = {name: [i for i, t in enumerate(texts[info.path]) if is_unreadable(t)] for name, info in infos.items()}
+    for name, pages in unreadable.items():
+        if pages:
+            shown = ", ".join(map(str, pages[:10])) + (", ..." if len(pages) > 10 else "")
+            say(f"warning: {infos[name].path}: {len(pages)} of {infos[name].n_pages} pages extract as U+FFFD "
+                f"replacement characters (no usable text layer; pages {shown}); documents.n_unreadable_pages marks "
+                "the document" + (", and has_content is false: no page is readable" if len(pages) == infos[name].n_pages
+                                  else ""))
 
     doc_rows = []
     for name, (line, d) in docs.items():
@@ -175,7 +183,9 @@ def ingest_financebench(lake: Lake, questions_path: Path, documents_path: Path, 
             "doc_type": codes[d.doc_type],
             "period": None if d.doc_period is None else str(d.doc_period), "sector": d.gics_sector, "language": "en",
             "source_uri": d.doc_link, "n_pages": info.n_pages if info else None,
-            "content_sha256": info.sha256 if info else None, "has_content": info is not None,
+            "content_sha256": info.sha256 if info else None,
+            "has_content": info is not None and len(unreadable[name]) < info.n_pages,
+            "n_unreadable_pages": len(unreadable[name]) if info else None,
             "_file": str(documents_path), "_line": line,
         })
     page_rows = [

@@ -15,6 +15,7 @@ import pytest
 from pypdf import PdfReader
 
 from support.cli import dbt_build, run_finrag
+from support.pdfs import pdf_with_unmapped_text
 from support.warehouse import warehouse_query
 
 FB = "financebench"
@@ -58,6 +59,7 @@ def test_counts_after_dbt_build(fb_home: Path) -> None:
                                     "where title = 'FOOTLOCKER_2023_annualreport' order by doc_id") == [
         ("FOOTLOCKER_2023_annualreport", "2023", False), ("FOOTLOCKER_2023_annualreport__line170", "2022", False)]
     assert one(fb_home, "select count(*) from dim_documents where has_content") == 10
+    assert one(fb_home, "select sum(n_unreadable_pages) from dim_documents where has_content") == 0
     assert one(fb_home, "select count(*) from dim_documents where not has_content and n_pages is null") == 351
     by_type = dict(warehouse_query(fb_home, "select doc_type, count(*) from dim_documents group by all"))
     # as SOURCES.md counts the document list
@@ -145,3 +147,28 @@ def test_rerun_changes_no_count(home: Path, shared_data: Path, tmp_path: Path) -
     again = counts()
     assert again == {"documents": 361, "pages": 0, "questions": 150, "evidence": 189}
     assert Lake(home).read("documents")["has_content"].sum() == 0
+
+
+def test_pages_extracted_as_replacement_characters_are_counted_and_said(home: Path, shared_data: Path,
+                                                                         tmp_path: Path) -> None:
+    """A PDF whose text layer maps its glyphs to U+FFFD used to land as if it had text (rows of replacement
+    characters, has_content true, nothing said). Two documents no question points at, so no evidence page check."""
+    pdfs = tmp_path / "pdfs"
+    pdfs.mkdir()
+    (pdfs / "3M_2015_10K.pdf").write_bytes(pdf_with_unmapped_text(
+        [("Net sales were 30.3 billion", False), ("Operating income rose 7 percent", True), ("Cash 2.0", True)]))
+    (pdfs / "3M_2016_10K.pdf").write_bytes(pdf_with_unmapped_text([("Revenue", True), ("Income", True)]))
+    proc = run_finrag(home, *fb_args(shared_data, pdfs))
+    assert (f"warning: {pdfs / '3M_2015_10K.pdf'}: 2 of 3 pages extract as U+FFFD replacement characters "
+            "(no usable text layer; pages 1, 2); documents.n_unreadable_pages marks the document\n") in proc.stderr
+    assert (f"warning: {pdfs / '3M_2016_10K.pdf'}: 2 of 2 pages extract as U+FFFD replacement characters "
+            "(no usable text layer; pages 0, 1); documents.n_unreadable_pages marks the document, and has_content "
+            "is false: no page is readable") in proc.stderr
+    from python_jobs.core.lake import Lake
+
+    docs = {d: (c, n) for d, c, n in Lake(home).read("documents")
+            .select("doc_id", "has_content", "n_unreadable_pages").iter_rows() if d.startswith("3M_201")}
+    assert docs == {"3M_2015_10K": (True, 2), "3M_2016_10K": (False, 2), "3M_2017_10K": (False, None),
+                    "3M_2018_10K": (False, None), "3M_2019_10K": (False, None)}
+    pages = Lake(home).read("pages").sort("doc_id", "page_number")["text"].to_list()
+    assert pages[0] == "Net sales were 30.3 billion" and set(pages[1]) == {"\ufffd"}  # kept as extracted

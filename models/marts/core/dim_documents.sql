@@ -49,6 +49,7 @@ final as (
         documents.source_uri,
         documents.has_content,
         documents.n_pages,
+        documents.n_unreadable_pages,
         coalesce(page_counts.n_pages_extracted, 0) as n_pages_extracted,
         coalesce(evidence_counts.n_evidence, 0) as n_evidence,
         coalesce(evidence_counts.n_questions, 0) as n_questions,
