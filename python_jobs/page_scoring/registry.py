@@ -19,8 +19,8 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
-from tqdm import tqdm
 
+from python_jobs.core.console import progress as console_progress
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake
 from python_jobs.corpus.encoders import load_embedder
@@ -97,7 +97,7 @@ def page_vectors(training: Training, fold: int, pages: pl.DataFrame, batch_size:
     texts = pages["text"].to_list()
     parts = []
     step = max(batch_size, 1) * 4
-    with tqdm(total=len(texts), desc=f"page vectors fold {fold}", unit="page", disable=not progress) as bar:
+    with console_progress(total=len(texts), desc=f"page vectors fold {fold}", unit="page", enabled=progress) as bar:
         for start in range(0, len(texts), step):
             parts.append(emb.encode_documents(texts[start : start + step], batch_size=batch_size, long_text="truncate"))
             bar.update(min(step, len(texts) - start))

@@ -34,9 +34,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm
 
 from python_jobs.core.config import models_dir
+from python_jobs.core.console import progress as console_progress
 from python_jobs.core.console import say
 from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError
@@ -147,7 +147,7 @@ def fine_tune(cfg: TrainingConfig, pairs: list[Pair], out_dir: Path, work_dir: P
             self.bar = None
 
         def on_train_begin(self, args, state, control, **kwargs):
-            self.bar = tqdm(total=state.max_steps, desc=desc, unit="step", disable=not progress)
+            self.bar = console_progress(total=state.max_steps, desc=desc, unit="step", enabled=progress)
 
         def on_step_end(self, args, state, control, **kwargs):
             self.bar.update(state.global_step - self.bar.n)

@@ -1,13 +1,34 @@
--- The gold documents of each question (from the qrels), and one primary document for slicing by doc attributes.
+-- The gold documents of each question (from the qrels), one primary document for slicing by doc attributes, and
+-- whether none of them has content (no retriever can return a gold unit of such a question).
 
-with relevant_evidence as (
+with chunked_documents as (
+
+    select distinct doc_id
+    from {{ ref('stg_lake__chunks') }}
+
+),
+
+-- content: text in the lake, as pages (documents.has_content) or as chunks landed without pages
+documents as (
 
     select
-        question_id,
-        doc_id,
-        page_number
-    from {{ ref('stg_lake__evidence') }}
-    where relevance > 0
+        documents.doc_id,
+        documents.has_content or chunked_documents.doc_id is not null as has_content
+    from {{ ref('stg_lake__documents') }} as documents
+    left join chunked_documents on documents.doc_id = chunked_documents.doc_id
+
+),
+
+relevant_evidence as (
+
+    select
+        evidence.question_id,
+        evidence.doc_id,
+        evidence.page_number,
+        documents.has_content
+    from {{ ref('stg_lake__evidence') }} as evidence
+    left join documents on evidence.doc_id = documents.doc_id
+    where evidence.relevance > 0
 
 ),
 
@@ -20,7 +41,9 @@ gold_documents as (
         count(distinct doc_id) as n_gold_docs,
         count(distinct doc_id || '#' || coalesce(cast(page_number as varchar), '')) filter (
             where page_number is not null
-        ) as n_gold_pages
+        ) as n_gold_pages,
+        -- a gold document the lake does not list (TREC qrels without a corpus) is not known to lack content
+        bool_and(coalesce(not has_content, false)) as gold_without_content
     from relevant_evidence
     group by question_id
 

@@ -69,6 +69,7 @@ final as (
         gold_documents.primary_doc_id,
         coalesce(gold_documents.n_gold_docs, 0) as n_gold_docs,
         coalesce(gold_documents.n_gold_pages, 0) as n_gold_pages,
+        coalesce(gold_documents.gold_without_content, false) as gold_without_content,
         documents.doc_type,
         documents.company,
         documents.sector,

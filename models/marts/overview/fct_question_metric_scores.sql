@@ -1,7 +1,8 @@
 -- noqa: disable=LT02
 -- (indentation: lines a Jinja loop repeats cannot sit at one indent in every iteration's compiled SQL)
 -- Every per-question score of every run in one long table: retrieval (each metric at each granularity and k, for
--- the questions the run retrieved for), generation (the lexical metrics of answers that did not fail) and judged
+-- the questions the run retrieved for; DocRec and PageRec without the questions whose gold documents have no
+-- content, as in the leaderboards), generation (the lexical metrics of answers that did not fail) and judged
 -- (the normalised score of ok judgments only: not_applicable and failed rows are not scores). The values are the
 -- fct_* models' own columns, unpivoted; nothing is recomputed here. Which columns, under which metric names: the
 -- metric registry (seed metrics: retrieval and lexical families, each metric's score_column). It feeds the topic x
@@ -53,6 +54,17 @@ retrieval_scores as (
 
 ),
 
+-- left out of DocRec / PageRec (var retrieval_exclude_without_content), as the leaderboards leave them out
+questions_without_content as (
+
+    select
+        dataset,
+        question_id
+    from {{ ref('dim_questions') }}
+    where gold_without_content
+
+),
+
 generation_scores as (
 
     select * from {{ ref('fct_generation_question_scores') }}
@@ -83,6 +95,13 @@ retrieval_long as (
         from retrieval_scores
         inner join pending_retrieval_runs using (run_id)
         where retrieval_scores.{{ column }} is not null
+            {%- if metric in var('retrieval_exclude_without_content') %}
+            and not exists (
+                select 1 from questions_without_content
+                where questions_without_content.dataset = pending_retrieval_runs.dataset
+                    and questions_without_content.question_id = retrieval_scores.question_id
+            )
+            {%- endif %}
                 {{ "union all" if not loop.last }}
     {% endfor %}
 

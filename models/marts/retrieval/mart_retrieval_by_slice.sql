@@ -48,7 +48,8 @@ questions as (
         case when topic_l2 is not null then topic_l1 || '/' || topic_l2 end as topic_l2,
         case when topic_l3 is not null then topic_l1 || '/' || topic_l2 || '/' || topic_l3 end as topic_l3,
         company,
-        sector
+        sector,
+        gold_without_content
     from {{ ref('dim_questions') }}
 
 ),
@@ -58,6 +59,7 @@ sliced_scores as (
     select
         question_scores.*,
         coalesce(questions.dataset, runs.dataset) as dataset,
+        coalesce(questions.gold_without_content, false) as gold_without_content,
         {%- for dimension in dimensions if dimension != 'dataset' %}
         questions.{{ dimension }}{{ "," if not loop.last }}
         {%- endfor %}
@@ -129,6 +131,7 @@ final as (
         metric_means.k,
         metric_means.mean,
         metric_means.n_questions,
+        metric_means.n_questions_without_content,
         metric_means.mean_complete,
         metric_means.n_questions_complete,
         runs.run_version

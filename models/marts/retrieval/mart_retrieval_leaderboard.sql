@@ -22,11 +22,26 @@ with runs as (
 
 ),
 
+questions_without_content as (
+
+    select
+        dataset,
+        question_id
+    from {{ ref('dim_questions') }}
+    where gold_without_content
+
+),
+
 question_scores as (
 
-    select question_scores.*
+    select
+        question_scores.*,
+        questions_without_content.question_id is not null as gold_without_content
     from {{ ref('fct_retrieval_question_scores') }} as question_scores
     inner join runs on question_scores.run_id = runs.run_id
+    left join questions_without_content
+        on runs.dataset = questions_without_content.dataset
+        and question_scores.question_id = questions_without_content.question_id
 
 ),
 
@@ -61,6 +76,7 @@ final as (
         metric_means.k,
         metric_means.mean,
         metric_means.n_questions,
+        metric_means.n_questions_without_content,
         metric_means.mean_complete,
         metric_means.n_questions_complete,
         runs.run_version
