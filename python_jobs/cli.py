@@ -11,6 +11,7 @@ import sys
 import click
 
 from python_jobs.core.config import HOME_ENV
+from python_jobs.core.console import QUIET, VERBOSE, set_verbosity
 from python_jobs.core.errors import InputError, JobError
 
 # verb -> module that defines `command` (a click command or group)
@@ -44,6 +45,30 @@ VERBS: dict[str, str] = {
 }
 
 
+def _verbosity(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:
+        set_verbosity(QUIET if param.name == "quiet" else VERBOSE)
+
+
+VERBOSITY_OPTIONS = (
+    click.Option(["--quiet", "-q"], is_flag=True, expose_value=False, is_eager=True, callback=_verbosity,
+                 help="Errors and warnings only: no notes, no progress bars."),
+    click.Option(["--verbose", "-v"], is_flag=True, expose_value=False, is_eager=True, callback=_verbosity,
+                 help="Also the libraries' INFO logs (HTTP calls, model loading; dbt's debug log for build)."),
+)
+
+
+def with_verbosity(cmd: click.Command) -> click.Command:
+    """One --quiet / --verbose on every verb and sub-verb, added here rather than declared by each."""
+    if isinstance(cmd, click.Group):
+        for sub in cmd.commands.values():
+            with_verbosity(sub)
+    else:
+        names = {p.name for p in cmd.params}
+        cmd.params.extend(o for o in VERBOSITY_OPTIONS if o.name not in names)
+    return cmd
+
+
 class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(v for v, m in VERBS.items() if importlib.util.find_spec(m) is not None)
@@ -52,7 +77,7 @@ class LazyGroup(click.Group):
         module = VERBS.get(name)
         if module is None or importlib.util.find_spec(module) is None:
             return None
-        return importlib.import_module(module).command
+        return with_verbosity(importlib.import_module(module).command)
 
 
 @click.group(cls=LazyGroup)
@@ -65,6 +90,9 @@ def cli(home: str | None) -> None:
 
 
 def main() -> None:
+    if not sys.stderr.isatty():
+        # the libraries' bars (model loading, the trainer) stay off where nobody watches, as ours do
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     try:
         cli.main(standalone_mode=False)
     except InputError as exc:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import functools
+import json
 import signal
 from collections.abc import Callable
 from typing import Any
 
 import click
 
+from python_jobs.core.console import say
 from python_jobs.llm.config import LLMConfig
 from python_jobs.qa_generation.tasks import TASKS
 
@@ -66,3 +68,28 @@ def parse_tasks(value: str) -> tuple[str, ...]:
     if unknown or not tasks:
         raise click.BadParameter(f"tasks are a comma list of {', '.join(TASKS)}; got {value!r}")
     return tasks
+
+
+# what a producing verb's command returns: its id (or ids) and a summary (see `produces`)
+Produced = tuple[str | list[str], dict[str, object]]
+
+
+def produces(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The output of a verb that produces something with an id (a run, a load, a training): the command returns
+    (id, summary); stdout is the id alone (several ids: one per line), so `RUN=$(finrag retrieve ...)` works, and
+    the summary, when it says more than the id, is a note on stderr; with --json, stdout is the summary as one JSON
+    object (the id among its keys) instead."""
+
+    @click.option("--json", "as_json", is_flag=True,
+                  help="Print the result as one JSON object on stdout instead of the id alone.")
+    @functools.wraps(fn)
+    def command(*args: Any, as_json: bool, **kwargs: Any) -> None:
+        result_id, summary = fn(*args, **kwargs)
+        if as_json:
+            click.echo(json.dumps(summary, default=str))
+            return
+        if len(summary) > 1:
+            say(" ".join(f"{key}={value}" for key, value in summary.items()))
+        click.echo(result_id if isinstance(result_id, str) else "\n".join(result_id))
+
+    return command

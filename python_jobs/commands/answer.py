@@ -11,12 +11,13 @@ from __future__ import annotations
 import click
 
 from python_jobs.answers.runs import DEFAULT_CLOSED_TEMPLATE, DEFAULT_FUSE_TEMPLATE, DEFAULT_RAG_TEMPLATE, run_answers
-from python_jobs.commands._options import llm_options, sigterm_as_interrupt
+from python_jobs.commands._options import Produced, llm_options, produces, sigterm_as_interrupt
 from python_jobs.core.question_sets import parse_splits
 from python_jobs.llm.config import LLMConfig
 
 
 @click.command("answer")
+@produces
 @click.option("--retrieval-run", "retrieval_run_id", default=None, help="Answer over this retrieval run (RAG).")
 @click.option("--closed-book", is_flag=True, help="Answer without retrieved context (needs --dataset).")
 @click.option("--dataset", default=None, help="Dataset of the questions (closed book; checked for RAG).")
@@ -41,7 +42,7 @@ from python_jobs.llm.config import LLMConfig
 def command(retrieval_run_id: str | None, closed_book: bool, dataset: str | None, k: int, template: str | None,
             fuse_template: str, context_tokens: int, max_tokens: int, temperature: float, max_words: int | None,
             limit: int | None, question_ids: tuple[str, ...], run_id: str | None, llm_config: LLMConfig,
-            ledger_batch: int, split: str | None) -> None:
+            ledger_batch: int, split: str | None) -> Produced:
     """Answer a dataset's questions, closed-book or over a retrieval run, and land the answer run."""
     if closed_book == (retrieval_run_id is not None):
         raise click.UsageError("give exactly one of --retrieval-run R or --closed-book --dataset D")
@@ -55,4 +56,4 @@ def command(retrieval_run_id: str | None, closed_book: bool, dataset: str | None
                 fuse_template=fuse_template, context_tokens=context_tokens, max_tokens=max_tokens,
                 temperature=temperature, max_words=max_words, limit=limit, question_ids=question_ids, run_id=run_id,
                 config=llm_config, ledger_batch=ledger_batch, splits=parse_splits(split))
-    click.echo(run_id)
+    return run_id, {"run_id": run_id}

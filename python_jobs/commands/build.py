@@ -13,21 +13,22 @@ import sys
 import click
 
 from python_jobs.core.config import warehouse_home
+from python_jobs.core.console import QUIET, VERBOSE, say, verbosity
 from python_jobs.warehouse import build_plan
 from python_jobs.warehouse.dbt_runner import run_dbt
 from python_jobs.warehouse.publishing import PublishError, built_by_last_run, exports_dir, publish
 
 
 @click.command("build", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-@click.option("--quiet", is_flag=True, help="Only dbt's errors.")
 @click.option("--no-publish", is_flag=True, help="Do not export the marts to Parquet after the build.")
 @click.option("--all", "build_all", is_flag=True,
               help="Build every model, not only those downstream of the lake tables that changed.")
 @click.option("--unit-tests", is_flag=True, help="Also run dbt's unit tests (the hand-worked cases of the SQL).")
 @click.pass_context
-def command(ctx: click.Context, quiet: bool, no_publish: bool, build_all: bool, unit_tests: bool) -> None:
+def command(ctx: click.Context, no_publish: bool, build_all: bool, unit_tests: bool) -> None:
     """Run `dbt build` (extra arguments go to dbt, e.g. `--select marts`), then publish the marts."""
     home = warehouse_home()
+    quiet = verbosity() <= QUIET  # --quiet: dbt's errors only (--verbose: dbt's debug log too)
     args = list(ctx.args)
     whole = all(a == "--full-refresh" for a in args)  # a build of everything, with the project's own vars
     snapshot = build_plan.lake_snapshot(home) if whole else None
@@ -35,19 +36,20 @@ def command(ctx: click.Context, quiet: bool, no_publish: bool, build_all: bool, 
     if whole and not build_all and "--full-refresh" not in args:
         p = build_plan.plan(home)
         if p.select == []:
-            click.echo(f"nothing to build: {p.reason}", err=True)
+            say(f"nothing to build: {p.reason}")
             return
         if p.select is not None:
             select = ["--select", *p.select]
         if not quiet:
             what = "the models downstream of " + ", ".join(p.changed_tables) if select else "every model"
-            click.echo(f"building {what}: {p.reason}", err=True)
+            say(f"building {what}: {p.reason}")
     if not whole:
         build_plan.forget(home)  # a subset, or other vars: the next plain build must not trust the record
     excluded = [] if unit_tests else ["--exclude-resource-type", "unit_test"]
     # same code as the last recorded build, only lake changes: data tests read the rows this build touched
     scope = {"FINRAG_TEST_SCOPE": "touched" if select else "all"}
-    code = run_dbt(["build", *args, *select, *excluded], quiet=quiet, env=scope)
+    debug = ["--debug"] if verbosity() >= VERBOSE else []
+    code = run_dbt([*debug, "build", *args, *select, *excluded], quiet=quiet, env=scope)
     if code:
         sys.exit(code)
     if snapshot is not None:
@@ -58,4 +60,4 @@ def command(ctx: click.Context, quiet: bool, no_publish: bool, build_all: bool, 
             published = publish(only=built_by_last_run(home) if select else None)
         except PublishError as exc:
             raise click.ClickException(f"dbt build succeeded, but publishing the marts failed: {exc}") from None
-        click.echo(f"published {len(published)} marts to {exports_dir()}", err=True)
+        say(f"published {len(published)} marts to {exports_dir()}")

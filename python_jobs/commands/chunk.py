@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import click
 
+from python_jobs.commands._options import Produced, produces
 from python_jobs.core.errors import InputError
 from python_jobs.corpus.chunking import DEFAULT_PRESET, PRESETS, ChunkerSpec, run_chunk
 from python_jobs.corpus.tokenizers import DEFAULT_TOKENIZER, load_tokenizer
@@ -20,6 +21,7 @@ from python_jobs.corpus.tokenizers import DEFAULT_TOKENIZER, load_tokenizer
 # normaliser deletes control characters and would glue the last word of a page to the first of the next).
 
 @click.command("chunk")
+@produces
 @click.option("--dataset", required=True, help="Dataset whose pages to chunk (as ingested).")
 @click.option("--preset", type=click.Choice(sorted(PRESETS)), default=None,
               help=f"Window size/overlap in tokens (default {DEFAULT_PRESET}, unless --size is given).")
@@ -32,7 +34,7 @@ from python_jobs.corpus.tokenizers import DEFAULT_TOKENIZER, load_tokenizer
 @click.option("--tokenizer", default=DEFAULT_TOKENIZER, show_default=True,
               help="'minilm', a directory with tokenizer.json, a tokenizer.json file, or a locally cached model name.")
 def command(dataset: str, preset: str | None, size: int | None, overlap: int | None, parent_size: int | None,
-            parent_overlap: int | None, parent_preset: str | None, tokenizer: str) -> None:
+            parent_overlap: int | None, parent_preset: str | None, tokenizer: str) -> Produced:
     """Chunk a dataset's pages into overlapping token windows (lake table `chunks`)."""
     if preset and (size is not None or overlap is not None):
         raise InputError("give either --preset or --size/--overlap", field="preset")
@@ -51,9 +53,7 @@ def command(dataset: str, preset: str | None, size: int | None, overlap: int | N
     tok = load_tokenizer(tokenizer)
     spec = ChunkerSpec(size, overlap, tok.slug, parent_size, parent_overlap)
     res = run_chunk(dataset, spec, tok)
-    kind = f" ({res.parents} parents, {res.children} children)" if spec.parent_child else ""
-    click.echo(
-        f"chunked {res.documents} documents of {dataset} into {res.chunks} chunks{kind} with {res.chunker_id}; "
-        f"skipped {res.skipped_no_pages} without pages, {res.skipped_empty} without text "
-        f"-> chunks/load_id={res.load_id}"
-    )
+    family = {"parents": res.parents, "children": res.children} if spec.parent_child else {}
+    return res.chunker_id, {"dataset": dataset, "chunker_id": res.chunker_id, "documents": res.documents,
+                            "chunks": res.chunks, **family, "skipped_without_pages": res.skipped_no_pages,
+                            "skipped_without_text": res.skipped_empty, "load_id": res.load_id}

@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from python_jobs.core.console import say
 from python_jobs.warehouse.dbt_codegen import stale_files, write_generated
 
 
@@ -20,7 +21,7 @@ def generate_cmd() -> None:
     changed = write_generated()
     for path in changed:
         click.echo(f"wrote {path}")
-    click.echo(f"{len(changed)} generated file(s) changed", err=True)
+    say(f"{len(changed)} generated file(s) changed")
 
 
 @command.command("check")
@@ -32,4 +33,4 @@ def check_cmd() -> None:
     if stale:
         click.echo("run `finrag contracts generate` (and edit python_jobs/core/contracts.yml, not the files)", err=True)
         sys.exit(1)
-    click.echo("generated files match the contracts", err=True)
+    say("generated files match the contracts")

@@ -14,6 +14,7 @@ import sys
 import click
 
 from python_jobs.core.config import HOME_ENV, PROJECT_DIR, data_docs_dir, warehouse_home
+from python_jobs.core.console import say
 from python_jobs.warehouse.publishing import MANIFEST_NAME, exports_dir
 
 APP = PROJECT_DIR / "dashboards" / "app.py"
@@ -28,8 +29,8 @@ def command(port: int, host: str, docs_port: int | None) -> None:
     """Serve the dashboard (leaderboard, topic x task heatmap, slices, run vs run, judge agreement, drill-down)."""
     home = warehouse_home()
     if not (exports_dir(home) / MANIFEST_NAME).exists():
-        click.echo(f"warning: no published marts under {exports_dir(home)} yet: run `finrag build` "
-                   "(or `finrag publish` after a build); the pages will say so", err=True)
+        say(f"warning: no published marts under {exports_dir(home)} yet: run `finrag build` "
+            "(or `finrag publish` after a build); the pages will say so")
     docs_port = port + 1 if docs_port is None else docs_port
     # the child inherits our process group (a Ctrl-C reaches it) and exits when this pid (Streamlit after the
     # exec below) is gone
@@ -50,7 +51,7 @@ def command(port: int, host: str, docs_port: int | None) -> None:
         "--server.runOnSave", "false",
         "--client.toolbarMode", "minimal",  # no "Deploy" button
     ]
-    click.echo(f"dashboard: http://{host}:{port}/  (home {home}); Data Docs: {docs_url}", err=True)
+    say(f"dashboard: http://{host}:{port}/  (home {home}); Data Docs: {docs_url}")
     sys.stdout.flush()
     sys.stderr.flush()
     # replace this process: a signal to `finrag dashboard` reaches the server itself

@@ -16,7 +16,6 @@ from python_jobs.demo.pipeline import (
     DEMO_JUDGE_METRICS,
     GENERATED_SPLITS,
     RETRIEVALS,
-    _ids,
     _shared_llm,
     _step,
     leaderboard_queries,
@@ -67,15 +66,14 @@ def command(source: str, financebench_dir: str, dataset: str | None, preset: str
         out = _step(f"retrieve {retriever} / {condition}",
                     ["retrieve", "--retriever", retriever, "--dataset", dataset, "--k", str(k),
                      "--condition", condition])
-        run_ids[(retriever, condition)] = _ids(out)["run_id"]
+        run_ids[(retriever, condition)] = out.strip()  # a producing verb prints its id alone
     limit = ["--limit", str(answer_limit)] if answer_limit else []
     fb = Path(financebench_dir)
     labelled = fb / "results" / f"{AGREEMENT_RUN}.jsonl"
     with _shared_llm():
         _step("answer closed-book", ["answer", "--closed-book", "--dataset", dataset, "--max-tokens", "64", *limit])
-        # `finrag answer` prints the run id alone on its last stdout line
         rag = _step("answer over the hybrid run", ["answer", "--retrieval-run", run_ids[("hybrid", "full")],
-                                                   "--k", "3", "--max-tokens", "64", *limit]).split()[-1]
+                                                   "--k", "3", "--max-tokens", "64", *limit]).strip()
         if qa_sample:
             _step("generate OmniEval-style QA over the corpus",
                   ["generate-qa", "--dataset", dataset, "--per-cell", "1", "--sample", str(qa_sample),

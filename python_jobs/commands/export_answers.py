@@ -14,6 +14,7 @@ from pathlib import Path
 
 import click
 
+from python_jobs.core.console import say
 from python_jobs.core.lake import Lake
 from python_jobs.sources.answer_files import export_answer_file
 
@@ -32,4 +33,4 @@ def command(run_id: str, out: Path | None) -> None:
         tmp = out.with_name(out.name + ".tmp")
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, out)
-    click.echo(f"exported {len(lines)} answers of run {run_id}" + (f" to {out}" if out else ""), err=True)
+    say(f"exported {len(lines)} answers of run {run_id}" + (f" to {out}" if out else ""))

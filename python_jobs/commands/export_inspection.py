@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import click
 
+from python_jobs.core.console import say
 from python_jobs.qa_generation.annotation_files import export_sample
 
 
@@ -27,4 +28,4 @@ def command(out: str, dataset: str | None, generation_run_id: str | None, per_ce
     if per_cell < 1:
         raise click.UsageError("--per-cell >= 1")
     n_rows, n_cells = export_sample(None, out, dataset, generation_run_id, per_cell, seed)
-    click.echo(f"{n_rows} instances from {n_cells} topic x task cells -> {out}", err=True)
+    say(f"{n_rows} instances from {n_cells} topic x task cells -> {out}")

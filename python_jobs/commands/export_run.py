@@ -10,6 +10,7 @@ import sys
 import click
 
 from python_jobs.core.config import warehouse_home
+from python_jobs.core.console import say
 from python_jobs.retrieval.run_files import FORMATS, export
 
 
@@ -29,4 +30,4 @@ def command(run_id: str, fmt: str, out: str, score: str, top: int) -> None:
     else:
         with open(out, "w", encoding="utf-8", newline="") as fh:
             fh.write(text)
-        click.echo(f"wrote {out}", err=True)
+        say(f"wrote {out}")

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import click
 
-from python_jobs.commands._options import llm_options, parse_tasks, sigterm_as_interrupt
+from python_jobs.commands._options import Produced, llm_options, parse_tasks, produces, sigterm_as_interrupt
 from python_jobs.llm.config import LLMConfig
 from python_jobs.qa_generation.pipeline import run_generation
 from python_jobs.qa_generation.tasks import TASKS
 
 
 @click.command("generate-qa")
+@produces
 @click.option("--dataset", required=True, help="Corpus to generate from; instances land in this dataset.")
 @click.option("--tasks", default=",".join(TASKS), show_default=True, help="Comma list of tasks.")
 @click.option("--per-cell", type=int, default=2, show_default=True, help="Instances per topic x task cell.")
@@ -41,7 +42,7 @@ from python_jobs.qa_generation.tasks import TASKS
               help="LLM calls per landed llm_calls batch (a killed run loses at most one batch).")
 def command(dataset: str, tasks: str, per_cell: int, seed: int, unit: str, chunker_id: str | None,
             topics_path: str | None, sample: int, max_topics: int | None, test_fraction: float, rounds: int,
-            passage_chars: int, run_id: str | None, llm_config: LLMConfig, ledger_batch: int) -> None:
+            passage_chars: int, run_id: str | None, llm_config: LLMConfig, ledger_batch: int) -> Produced:
     """Generate QA instances over a corpus's topic x task matrix, inspect them, land them (source = generated)."""
     if per_cell < 1 or sample < 1 or rounds < 1 or passage_chars < 100 or (max_topics is not None and max_topics < 1):
         raise click.UsageError("--per-cell, --sample, --rounds, --max-topics >= 1 and --passage-chars >= 100")
@@ -52,4 +53,4 @@ def command(dataset: str, tasks: str, per_cell: int, seed: int, unit: str, chunk
                    chunker_id=chunker_id, topics_path=topics_path, max_topics=max_topics, sample=sample,
                    test_fraction=test_fraction, rounds=rounds, passage_chars=passage_chars, run_id=run_id,
                    config=llm_config, ledger_batch=ledger_batch)
-    click.echo(f"generation_run_id={run_id}")
+    return run_id, {"generation_run_id": run_id}

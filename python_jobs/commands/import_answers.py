@@ -7,16 +7,17 @@ defaults to the file stem; importing the same file again replaces its own run.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 
+from python_jobs.commands._options import Produced, produces
 from python_jobs.core.lake import Lake
 from python_jobs.sources.answer_files import import_answer_file
 
 
 @click.command("import-answers")
+@produces
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--run-id", default=None, help="Answer run id (default: the file stem).")
 @click.option("--dataset", required=True, help="Dataset of the questions answered.")
@@ -25,9 +26,8 @@ from python_jobs.sources.answer_files import import_answer_file
 @click.option("--replace", is_flag=True,
               help="Replace the run even when --run-id belongs to another dataset (refused without it).")
 def command(path: Path, run_id: str | None, dataset: str, model: str, retrieval_run_id: str | None,
-            replace: bool) -> None:
+            replace: bool) -> Produced:
     """Import an answer file (JSON Lines: id, question, answer, passages, final_prompt) as an answer run."""
     run_id, n = import_answer_file(Lake(replace_other_datasets=replace), path, run_id, dataset, model,
                                    retrieval_run_id)
-    click.echo(f"landed answer run {run_id}: {n} answers from {path}", err=True)
-    sys.stdout.write(run_id + "\n")
+    return run_id, {"run_id": run_id, "dataset": dataset, "answers": n, "file": str(path)}

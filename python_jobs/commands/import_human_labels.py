@@ -8,21 +8,22 @@ The rules and decisions are documented in python_jobs/sources/human_labels.py.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 import polars as pl
-from tqdm import tqdm
 
+from python_jobs.commands._options import Produced, produces
+from python_jobs.core.console import say
 from python_jobs.core.lake import Lake, check_id
 from python_jobs.sources.human_labels import read_labels
 
 
 @click.command("import-human-labels")
+@produces
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--label-set", required=True, help="Name of the label set (the human_labels partition).")
-def command(path: Path, label_set: str) -> None:
+def command(path: Path, label_set: str) -> Produced:
     """Import human judge labels (JSONL: answer_run_id, question_id, metric, score[, annotator, label])."""
     check_id(label_set, "label set")
     lake = Lake()
@@ -36,5 +37,6 @@ def command(path: Path, label_set: str) -> None:
             how="diagonal_relaxed")
     lake.land([("human_labels", label_set, labels)])
     counts = labels.group_by("metric").len().sort("metric")
-    tqdm.write(f"landed human_labels label_set={label_set}: {labels.height} labels ("
-               + ", ".join(f"{m} {n}" for m, n in counts.iter_rows()) + ")", file=sys.stderr)
+    say(f"landed human_labels label_set={label_set}: {labels.height} labels ("
+        + ", ".join(f"{m} {n}" for m, n in counts.iter_rows()) + ")")
+    return label_set, {"label_set": label_set}

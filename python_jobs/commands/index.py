@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import click
 
+from python_jobs.commands._options import Produced, produces
 from python_jobs.core.config import warehouse_home
 from python_jobs.corpus.encoders import DEFAULT_EMBEDDER, LONG_TEXT_MODES
 from python_jobs.corpus.indexing import LEVELS, index_chunks
 
 
 @click.command("index")
+@produces
 @click.option("--dataset", required=True, help="Dataset whose chunks to embed.")
 @click.option("--chunker-id", default=None, help="Chunks partition (default: the dataset's only chunker).")
 @click.option("--embedder", default=DEFAULT_EMBEDDER, show_default=True,
@@ -24,7 +26,7 @@ from python_jobs.corpus.indexing import LEVELS, index_chunks
 @click.option("--level", type=click.Choice(LEVELS), default="all", show_default=True,
               help="Parent-child partitions: embed only parents (top) or children (child, all parent_child needs).")
 def command(dataset: str, chunker_id: str | None, embedder: str, long_text: str, batch_size: int, ann: bool,
-            level: str) -> None:
+            level: str) -> Produced:
     """Embed a dataset's chunks into LanceDB (only those not embedded yet)."""
     out = index_chunks(warehouse_home(), dataset, chunker_id, embedder, long_text, batch_size, ann, level)
-    click.echo(" ".join(f"{k}={v}" for k, v in out.items()))
+    return str(out["table"]), out

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import click
 
+from python_jobs.commands._options import Produced, produces
 from python_jobs.core.lake import Lake
 from python_jobs.sources.beir import ingest_beir
 from python_jobs.sources.financebench import ingest_financebench, ingest_financebench_answers
@@ -27,6 +28,7 @@ def command() -> None:
 
 
 @command.command("financebench")
+@produces
 @click.option("--questions", "questions_path", required=True,
               type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="financebench_open_source.jsonl")
@@ -38,30 +40,36 @@ def command() -> None:
 @click.option("--dataset", default="financebench", show_default=True, help="Dataset name (also the load id).")
 @click.option("--workers", default=2, show_default=True, type=click.IntRange(1, 2), help="pypdf processes.")
 def financebench_cmd(questions_path: Path, documents_path: Path, pdf_dir: Path | None, dataset: str,
-                     workers: int) -> None:
+                     workers: int) -> Produced:
     """FinanceBench questions, document metadata and PDFs → documents, pages, questions, evidence."""
     ingest_financebench(Lake(), questions_path=questions_path, documents_path=documents_path, pdf_dir=pdf_dir,
                         dataset=dataset, workers=workers)
+    return dataset, {"load_id": dataset}
 
 
 @command.command("beir")
+@produces
 @click.option("--dir", "src", required=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="corpus.jsonl (optional), queries.jsonl, qrels.tsv (query_id, corpus_id, score).")
 @click.option("--dataset", required=True, help="Dataset name, also the load id (e.g. financerag_finder).")
-def beir_cmd(src: Path, dataset: str) -> None:
+def beir_cmd(src: Path, dataset: str) -> Produced:
     """A BEIR / FinanceRAG dataset → documents + chunks (corpus), questions (queries), evidence (qrels)."""
     ingest_beir(Lake(), src=src, dataset=dataset)
+    return dataset, {"load_id": dataset}
 
 
 @command.command("trec-qrels")
+@produces
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--dataset", required=True, help="Dataset name; the qrels land as its evidence (load id = dataset).")
-def trec_qrels_cmd(path: Path, dataset: str) -> None:
+def trec_qrels_cmd(path: Path, dataset: str) -> Produced:
     """TREC qrels (`topic iter docno rel`) → evidence with graded relevance (0 and negative grades kept)."""
     ingest_trec_qrels(Lake(), path=path, dataset=dataset)
+    return dataset, {"load_id": dataset}
 
 
 @command.command("trec-run")
+@produces
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--dataset", required=True)
 @click.option("--run-id", required=True, help="Run id (the partition; re-ingesting it replaces the run).")
@@ -71,17 +79,23 @@ def trec_qrels_cmd(path: Path, dataset: str) -> None:
               help="Keep only rows whose question belongs to --dataset (a run file spanning several datasets).")
 @click.option("--replace", is_flag=True,
               help="Replace the run even when --run-id belongs to another dataset (refused without it).")
-def trec_run_cmd(path: Path, dataset: str, run_id: str, fmt: str, only_known_questions: bool, replace: bool) -> None:
+def trec_run_cmd(path: Path, dataset: str, run_id: str, fmt: str, only_known_questions: bool,
+                 replace: bool) -> Produced:
     """An external run → retrieval_runs (source 'trec') + retrieval_results (rank = line order per question)."""
     ingest_trec_run(Lake(replace_other_datasets=replace), path=path, dataset=dataset, run_id=run_id, fmt=fmt,
                     only_known_questions=only_known_questions)
+    return run_id, {"run_id": run_id}
 
 
 @command.command("financebench-answers")
+@produces
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("--label-set", default="financebench_human", show_default=True)
 @click.option("--dataset", default="financebench", show_default=True,
               help="Dataset of the questions; when it is in the lake, every answer must name one of its questions.")
-def financebench_answers_cmd(paths: tuple[Path, ...], label_set: str, dataset: str) -> None:
-    """FinanceBench results/*.jsonl → generation_runs (one per file), answers, human_labels (correctness)."""
-    ingest_financebench_answers(Lake(), paths=paths, label_set=label_set, dataset=dataset)
+def financebench_answers_cmd(paths: tuple[Path, ...], label_set: str,
+                             dataset: str) -> Produced:
+    """FinanceBench results/*.jsonl → generation_runs (one per file), answers, human_labels (correctness); prints
+    the answer runs' ids."""
+    run_ids = ingest_financebench_answers(Lake(), paths=paths, label_set=label_set, dataset=dataset)
+    return run_ids, {"run_ids": run_ids, "label_set": label_set}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import click
 
-from python_jobs.commands._options import llm_options, parse_rubrics, sigterm_as_interrupt
+from python_jobs.commands._options import Produced, llm_options, parse_rubrics, produces, sigterm_as_interrupt
 from python_jobs.judging.runs import run_judge
 from python_jobs.llm.config import LLMConfig
 
@@ -17,6 +17,7 @@ from python_jobs.llm.config import LLMConfig
 # filing, of which we have the evidence pages); *_reverse put the context after the question
 
 @click.command("judge")
+@produces
 @click.option("--answer-run", "answer_run_id", required=True, help="The answer run to judge.")
 @click.option("--metrics", default=None, help="Comma list of judged metrics (seeds/metrics.csv) "
               "[default: all that apply to the run].")
@@ -32,7 +33,7 @@ from python_jobs.llm.config import LLMConfig
 @click.option("--ledger-batch", type=int, default=16, show_default=True)
 def command(answer_run_id: str, metrics: str | None, rubric_values: tuple[str, ...],
             limit: int | None, question_ids: tuple[str, ...], max_tokens: int, passage_tokens: int,
-            judge_run_id: str | None, llm_config: LLMConfig, ledger_batch: int) -> None:
+            judge_run_id: str | None, llm_config: LLMConfig, ledger_batch: int) -> Produced:
     """Judge an answer run on LLM-judged metrics and land the judge run."""
     if max_tokens < 8 or passage_tokens < 64 or (limit is not None and limit < 1):
         raise click.UsageError("--max-tokens >= 8, --passage-tokens >= 64, --limit >= 1")
@@ -44,4 +45,4 @@ def command(answer_run_id: str, metrics: str | None, rubric_values: tuple[str, .
                              rubrics=parse_rubrics(rubric_values), limit=limit,
                              question_ids=question_ids, max_tokens=max_tokens, passage_tokens=passage_tokens,
                              judge_run_id=judge_run_id, config=llm_config, ledger_batch=ledger_batch)
-    click.echo(f"judge_run_id={judge_run_id}")
+    return judge_run_id, {"judge_run_id": judge_run_id}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from python_jobs.core.console import say
 from python_jobs.warehouse.publishing import PublishError, exports_dir, publish
 
 
@@ -16,4 +17,4 @@ def command() -> None:
         raise click.ClickException(str(exc)) from None
     for p in published:
         click.echo(f"{p.name}\t{p.rows}")
-    click.echo(f"published {len(published)} marts to {exports_dir()}", err=True)
+    say(f"published {len(published)} marts to {exports_dir()}")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import click
 
+from python_jobs.commands._options import Produced, produces
 from python_jobs.core.config import warehouse_home
 from python_jobs.corpus.encoders import DEFAULT_EMBEDDER
 from python_jobs.page_scoring.training import TrainingConfig, train_page_scorer
@@ -16,6 +17,7 @@ DEFAULTS = TrainingConfig(dataset="")
 
 
 @click.command("train-page-scorer")
+@produces
 @click.option("--dataset", required=True, help="Dataset whose questions, evidence and pages make the pairs.")
 @click.option("--folds", type=int, default=DEFAULTS.folds, show_default=True,
               help="k of the document-level k-fold cross-validation (one model per fold).")
@@ -34,8 +36,8 @@ DEFAULTS = TrainingConfig(dataset="")
               help="Put the document's company, type and period in front of each page's text.")
 @click.option("--training-id", default=None, help="Training id (default: derived from the config and the pairs).")
 def command(dataset: str, folds: int, base_model: str, epochs: int, seed: int, batch_size: int, learning_rate: float,
-            warmup_ratio: float, doc_label: bool, training_id: str | None) -> None:
+            warmup_ratio: float, doc_label: bool, training_id: str | None) -> Produced:
     """Fine-tune a page scorer per document-level fold; land model_trainings."""
     cfg = TrainingConfig(dataset, base_model, folds, epochs, seed, batch_size, learning_rate, warmup_ratio, doc_label)
     out = train_page_scorer(warehouse_home(), cfg, training_id)
-    click.echo(" ".join(f"{k}={v}" for k, v in out.items()))
+    return str(out["training_id"]), out

@@ -9,8 +9,34 @@ from typing import Any
 
 from tqdm import tqdm
 
+# -1 quiet (errors and warnings only), 0 normal (notes too), 1 verbose (and the libraries' INFO logs). Held in the
+# environment so the processes a job starts (dbt, PDF workers, the embedded LLM server) follow it.
+VERBOSITY_ENV = "FINRAG_VERBOSITY"
+QUIET, NORMAL, VERBOSE = -1, 0, 1
+
+
+def verbosity() -> int:
+    try:
+        return max(QUIET, min(VERBOSE, int(os.environ.get(VERBOSITY_ENV, NORMAL))))
+    except ValueError:
+        return NORMAL
+
+
+def set_verbosity(level: int) -> None:
+    """The verb's --quiet / --verbose: for this process and the ones it starts."""
+    os.environ[VERBOSITY_ENV] = str(level)
+    if level <= QUIET:
+        os.environ["TQDM_DISABLE"] = "1"
+    if level >= VERBOSE:
+        import logging
+
+        logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+
 
 def say(msg: str) -> None:
+    """A note on stderr; --quiet keeps only warnings."""
+    if verbosity() <= QUIET and not msg.startswith("warning"):
+        return
     # through tqdm, so a note never breaks a progress bar that is being drawn
     tqdm.write(msg, file=sys.stderr)
 

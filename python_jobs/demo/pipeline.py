@@ -61,7 +61,7 @@ def leaderboard_queries(dataset: str, k: int) -> list[tuple[str, str]]:
 
 
 def _step(title: str, args: list[str]) -> str:
-    """Run one verb; its stdout is shown and returned (retrieve and answer print the run id there)."""
+    """Run one verb; its stdout is shown and returned (a producing verb prints its id there, alone)."""
     say(f"\n==> {title}: finrag {' '.join(args)}")
     started = time.monotonic()
     proc = subprocess.run([sys.executable, "-m", "python_jobs.cli", *args], env=os.environ.copy(),
@@ -71,11 +71,6 @@ def _step(title: str, args: list[str]) -> str:
         raise JobError(f"step '{title}' failed (exit {proc.returncode})")
     say(f"    {title}: {time.monotonic() - started:.1f}s")
     return proc.stdout
-
-
-def _ids(out: str) -> dict[str, str]:
-    """The key=value pairs a verb prints on stdout (`finrag retrieve`: run_id=...)."""
-    return dict(kv.split("=", 1) for kv in out.split() if "=" in kv)
 
 
 @contextmanager

@@ -15,7 +15,7 @@
    evidence (the given chunks: chunk id, doc, every page they span), qa_inspections (the LLM inspector) and
    qa_generation_attempts. Every call goes through the cached LLM client, so a re-run with the same seed and
    settings makes no new call and replaces its own partitions; a killed run resumes from the cache.
-Prints `generation_run_id=<id>` on stdout and a per-task summary on stderr.
+`finrag generate-qa` prints the run id on stdout and a per-task summary on stderr.
 """
 
 from __future__ import annotations

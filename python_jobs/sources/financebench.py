@@ -244,7 +244,7 @@ def answer_files(paths: Iterable[Path]) -> list[Path]:
     return files
 
 
-def ingest_financebench_answers(lake: Lake, paths: tuple[Path, ...], label_set: str, dataset: str) -> None:
+def ingest_financebench_answers(lake: Lake, paths: tuple[Path, ...], label_set: str, dataset: str) -> list[str]:
     """FinanceBench results/*.jsonl → generation_runs (one per file), answers, human_labels (correctness).
 
     An answer's question is checked here against the dataset's questions (answers carry no dataset, so the contract
@@ -296,3 +296,4 @@ def ingest_financebench_answers(lake: Lake, paths: tuple[Path, ...], label_set: 
     frames.append(("human_labels", label_set, labels))
     land(lake, frames, fields=ANSWERS_FIELDS)
     say(f"{len(run_rows)} answer runs, {len(answer_rows)} answers, {len(label_rows)} labels into {label_set!r}")
+    return [r["run_id"] for r in run_rows]

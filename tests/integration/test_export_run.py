@@ -25,7 +25,7 @@ def test_exported_trec_reimports_to_identical_metrics(home: Path, finrag, shared
     originals = []
     for retriever in ("bm25", "hybrid"):
         proc = finrag("retrieve", "--retriever", retriever, "--dataset", "finqabench", "--k", "10")
-        run_id = dict(kv.split("=", 1) for kv in proc.stdout.split())["run_id"]
+        run_id = proc.stdout.strip()
         trec = tmp_path / f"{retriever}.trec"
         finrag("export-run", "--run-id", run_id, "--format", "trec", "--out", str(trec))
         finrag("ingest", "trec-run", str(trec), "--dataset", "finqabench", "--run-id", f"{retriever}-reimported")

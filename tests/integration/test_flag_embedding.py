@@ -37,7 +37,7 @@ def test_flag_embedder_indexes_and_searches_like_flagmodel(home: Path, finrag, m
     finrag("index", "--dataset", DATASET, "--chunker-id", FLAT, "--embedder", embedder)
     out = finrag("retrieve", "--retriever", "dense", "--dataset", DATASET, "--chunker-id", FLAT, "--k", "3",
                  "--embedder", embedder)
-    run_id = out.stdout.strip().splitlines()[-1].split()[0].removeprefix("run_id=")
+    run_id = out.stdout.strip()
     run = lake.read_partition("retrieval_runs", run_id).row(0, named=True)
     assert run["embedder"] == embedder
 
@@ -64,11 +64,11 @@ def test_flag_reranker_rescores_like_flagreranker(home: Path, finrag, flag_cross
 
     lake = land_corpus(home, parent_child=False)
     first = finrag("retrieve", "--retriever", "bm25", "--dataset", DATASET, "--chunker-id", FLAT, "--k", "4")
-    first_id = first.stdout.strip().splitlines()[-1].split()[0].removeprefix("run_id=")
+    first_id = first.stdout.strip()
     reranker = f"flag:{flag_cross_encoder}"
     out = finrag("retrieve", "--retriever", "rerank", "--first-stage", "bm25", "--top-n", "4", "--dataset", DATASET,
                  "--chunker-id", FLAT, "--k", "2", "--reranker", reranker)
-    run_id = out.stdout.strip().splitlines()[-1].split()[0].removeprefix("run_id=")
+    run_id = out.stdout.strip()
     run = lake.read_partition("retrieval_runs", run_id).row(0, named=True)
     assert run["reranker"] == reranker and json.loads(run["params"])["top_n"] == 4
 

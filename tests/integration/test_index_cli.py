@@ -29,4 +29,5 @@ def test_index_bad_input(home: Path, finrag):
     proc = finrag("index", "--dataset", "nope", check=False)
     assert proc.returncode == 2 and "no chunks for dataset 'nope'" in proc.stderr
     ok = finrag("index", "--dataset", DATASET, "--chunker-id", FLAT, "--long-text", "truncate")
-    assert "embedded=10" in ok.stdout and "index toyfin.toy64" not in ok.stderr  # no bar: stderr is a pipe
+    assert "embedded=10" in ok.stderr and "index toyfin.toy64" not in ok.stderr  # no bar: stderr is a pipe
+    assert ok.stdout.strip().startswith("chunks__")  # the LanceDB table, alone

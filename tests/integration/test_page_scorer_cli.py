@@ -16,9 +16,9 @@ from support.warehouse import warehouse_query
 pytestmark = pytest.mark.slow
 
 
-def kv(stdout: str) -> dict[str, str]:
-    (line,) = stdout.strip().splitlines()  # one result line: the trainer's logs stay off stdout
-    return dict(x.split("=", 1) for x in line.split())
+def result(stdout: str) -> dict[str, object]:
+    (line,) = stdout.strip().splitlines()  # one JSON object (--json): the trainer's logs stay off stdout
+    return json.loads(line)
 
 
 def test_cli_train_retrieve_build(home, finrag):
@@ -28,10 +28,10 @@ def test_cli_train_retrieve_build(home, finrag):
     assert bad.returncode == 2 and "fewer than --folds 9" in bad.stderr
 
     train = finrag("train-page-scorer", "--dataset", DATASET, "--folds", "2", "--epochs", "1", "--batch-size", "4",
-                   "--learning-rate", "1e-4")
-    out = kv(train.stdout)
+                   "--learning-rate", "1e-4", "--json")
+    out = result(train.stdout)
     tid = out["training_id"]
-    assert out["folds"] == "2" and out["pairs"] == "16"
+    assert out["folds"] == 2 and out["pairs"] == 16
     # a note per fold on stderr; no progress bar, since stderr is a pipe here
     assert "fold 1: " in train.stderr and "step/s" not in train.stderr
 
@@ -41,11 +41,11 @@ def test_cli_train_retrieve_build(home, finrag):
     for condition in ("full", "oracle_doc"):
         proc = finrag("retrieve", "--retriever", "page_scorer", "--model-training", tid, "--top-pages", "3",
                       "--dataset", DATASET, "--k", "3", "--condition", condition)
-        runs[condition] = kv(proc.stdout)["run_id"]
+        runs[condition] = proc.stdout.strip()  # the run id alone
         vectors = json.loads(Lake(home).read_partition("retrieval_runs", runs[condition])["params"][0])
         cached = {t["cached"] for t in vectors["page_scorer"]["page_vectors"].values()}
         assert cached == {condition == "oracle_doc"}  # the first run embeds the pages, the second reads them
-    runs["dense"] = kv(finrag("retrieve", "--retriever", "dense", "--dataset", DATASET, "--k", "3").stdout)["run_id"]
+    runs["dense"] = finrag("retrieve", "--retriever", "dense", "--dataset", DATASET, "--k", "3").stdout.strip()
 
     finrag("build")
     board = dict(warehouse_query(home, (

@@ -46,7 +46,9 @@ def test_cli_retrieve_reports_bad_input_with_exit_2(toy: Lake, finrag):
     proc = finrag("retrieve", "--retriever", "bm25", "--dataset", DATASET, "--k", "3", check=False)
     assert proc.returncode == 2 and "field 'chunker_id'" in proc.stderr and "several chunkers" in proc.stderr
     ok = finrag("retrieve", "--retriever", "bm25", "--dataset", DATASET, "--k", "3", "--chunker-id", FLAT)
-    assert "questions=5" in ok.stdout and "rows=" in ok.stdout
+    # stdout: the run id alone; the summary is a note on stderr
+    assert ok.stdout.strip().startswith(f"{DATASET}-bm25-full-") and "\n" not in ok.stdout.strip()
+    assert "questions=5" in ok.stderr and "rows=" in ok.stderr
     assert "retrieve bm25/full" not in ok.stderr  # stderr is a pipe: no bar, only the notes
 
     args = ("retrieve", "--retriever", "bm25", "--dataset", DATASET, "--k", "3", "--chunker-id", FLAT, "--run-id")

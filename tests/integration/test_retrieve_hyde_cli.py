@@ -46,7 +46,7 @@ def test_bad_llm_options_and_cli(toy: Lake):
             del os.environ["FINRAG_LLM_BASE_URL"], os.environ["FINRAG_LLM_API_KEY"]
     assert len(b.requests) == 10 and all(h == f"Bearer {KEY}" for h in b.auth_headers)
     (run_id,) = toy.partitions("retrieval_runs")
-    assert f"run_id={run_id}" in proc.stdout and KEY not in proc.stdout + proc.stderr
+    assert proc.stdout == f"{run_id}\n" and KEY not in proc.stdout + proc.stderr
     p = params(toy, run_id)
     assert (p["llm"]["llm_n"], p["llm"]["hyde_fusion"], p["n_llm_calls_made"]) == (2, "rrf", 10)
     assert results(toy, run_id)["question_id"].n_unique() == 5

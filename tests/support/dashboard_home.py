@@ -91,9 +91,9 @@ def build(root: Path) -> dict:
     ).drop("created_at")
     lake.land_one("questions", DATASET, tagged)
     fin("chunk", "--dataset", DATASET, "--preset", "256/32")
-    bm25 = fin("retrieve", "--retriever", "bm25", "--dataset", DATASET, "--k", "5").split()[0].split("=", 1)[1]
+    bm25 = fin("retrieve", "--retriever", "bm25", "--dataset", DATASET, "--k", "5").strip()
     oracle = fin("retrieve", "--retriever", "bm25", "--dataset", DATASET, "--k", "5", "--condition",
-                 "oracle_page").split()[0].split("=", 1)[1]
+                 "oracle_page").strip()
     q0 = questions.row(0, named=True)
     gold = q0["reference_answers"][0]
 
@@ -121,7 +121,7 @@ def build(root: Path) -> dict:
         judge_out = fin("judge", "--answer-run", JUDGED_RUN, "--metrics", "correctness",
                         *[a for q in fb_answers["question_id"] for a in ("--question-id", q)], "--timeout", "5",
                         env=env)
-    judge_run = next(kv.split("=", 1)[1] for kv in judge_out.split() if kv.startswith("judge_run_id="))
+    judge_run = judge_out.strip()
     fin("build", *BUILD_ARGS)
     return {"bm25": bm25, "oracle": oracle, "closed": closed, "rag": rag, "judge": judge_run,
             "flip_question": q0["question_id"], "fb_runs": list(FB_RUNS), "judged_run": JUDGED_RUN}

@@ -48,8 +48,8 @@ def judge(home: Path, fake: FakeLLM, *args: str, check: bool = True) -> subproce
 
 
 def run_id_of(proc: subprocess.CompletedProcess[str]) -> str:
-    (line,) = [x for x in proc.stdout.splitlines() if x.startswith("judge_run_id=")]
-    return line.split("=", 1)[1]
+    (line,) = proc.stdout.splitlines()  # a producing verb prints its id alone
+    return line
 
 
 def oracle_qids(home: Path, n: int) -> list[str]:

@@ -110,7 +110,7 @@ def test_every_task_lands_or_fails_with_its_reason(generated: dict) -> None:
     err = generated["proc"].stderr
     assert "extractive      attempts   4  landed   4 (kept 4, dropped 0)  failed 0" in err
     assert "contrast        attempts   8  landed   0 (kept 0, dropped 0)  failed 8" in err
-    assert generated["proc"].stdout.strip() == f"generation_run_id={run_id}"
+    assert generated["proc"].stdout == f"{run_id}\n"
 
 
 def test_questions_carry_topic_task_split_and_meta(generated: dict) -> None:
@@ -243,9 +243,8 @@ def test_retrieve_selects_splits(generated: dict) -> None:
     n_default = everything.filter(pl.col("split") != "dropped").height
     assert n_test == qs.filter(pl.col("split") == "gen_test").height > 0 and n_default >= n_test + 4
     out = run_finrag(home, "retrieve", "--retriever", "bm25", "--dataset", DS, "--k", "5", "--split", "gen_test").stdout
-    run_id = dict(x.split("=", 1) for x in out.split())["run_id"]
-    default = dict(x.split("=", 1) for x in run_finrag(home, "retrieve", "--retriever", "bm25", "--dataset", DS,
-                                                         "--k", "5").stdout.split())["run_id"]
+    run_id = out.strip()
+    default = run_finrag(home, "retrieve", "--retriever", "bm25", "--dataset", DS, "--k", "5").stdout.strip()
     assert run_id != default
     lake = Lake(home)
     runs = {r["run_id"]: json.loads(r["params"]) for r in lake.read("retrieval_runs").iter_rows(named=True)}
