@@ -36,10 +36,14 @@ import polars as pl
 
 from python_jobs.core import validation
 from python_jobs.core.config import lake_dir, warehouse_home
+from python_jobs.core.console import say
 from python_jobs.core.contracts import CONTRACTS, Contract, Reference, contract
 from python_jobs.core.errors import InputError
 
 PLACEHOLDER = "__empty__"
+# writer locks this process holds: a read under one must not wait for it (flock is per open file, so a second
+# open of lake/_lock in the same process would wait for the first forever)
+_WRITING = 0
 _SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,199}$")
 _ORIGIN = ("_file", "_line")
 
@@ -103,21 +107,41 @@ class Lake:
     ) -> pl.DataFrame:
         """All rows of a table (optionally filtered by column equality), typed by its contract."""
         c = contract(table)
-        files = [self.partition_path(table, v) for v in self.partitions(table)]
-        if not files:
-            frame = pl.DataFrame(schema=c.polars_schema)
-        else:
-            frame = pl.scan_parquet(files, missing_columns="insert", extra_columns="ignore").collect()
-            frame = conform(frame, c)
+        with self.reading():
+            files = [self.partition_path(table, v) for v in self.partitions(table)]
+            if not files:
+                frame = pl.DataFrame(schema=c.polars_schema)
+            else:
+                frame = pl.scan_parquet(files, missing_columns="insert", extra_columns="ignore").collect()
+                frame = conform(frame, c)
         for col, val in (where or {}).items():
             frame = frame.filter(pl.col(col) == val)
         return frame.select(columns) if columns else frame
 
     def read_partition(self, table: str, value: str) -> pl.DataFrame:
         path = self.partition_path(table, value)
-        if not path.exists():
-            return pl.DataFrame(schema=contract(table).polars_schema)
-        return conform(pl.read_parquet(path), contract(table))
+        with self.reading():
+            if not path.exists():
+                return pl.DataFrame(schema=contract(table).polars_schema)
+            return conform(pl.read_parquet(path), contract(table))
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """A view of the lake no landing changes while it is held: a shared flock on lake/_lock, which a landing's
+        check-and-swap (exclusive) waits for, and which waits for a swap under way. A landing killed mid-apply is
+        rolled forward before the view is taken, so no reader sees one table of a load new and another old.
+        `finrag build` (the dbt plugin) holds it for the whole build. A no-op under this process's own landing."""
+        if _WRITING:
+            yield
+            return
+        fd = os.open(self.root / "_lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            if any(self._journal.glob("*.json")) and _try_flock(fd, fcntl.LOCK_EX):
+                self._recover()  # nobody holds the lake: the journal is a killed landing's
+            _flock(fd, fcntl.LOCK_SH, "a landing is swapping its partitions in")
+            yield
+        finally:
+            os.close(fd)  # releases the lock
 
     def resolve_chunker(self, dataset: str, chunker_id: str | None) -> str:
         """The dataset's chunks partition to use: the given chunker id, else the dataset's only one."""
@@ -203,14 +227,19 @@ class Lake:
         The kernel drops it when its holder dies, so a killed job's journal is recovered by the next job, and only
         then: a live landing's journal and staging area are never touched. Not re-entrant (flock is per open file):
         nothing called under it takes it again."""
+        global _WRITING
         fd = os.open(self.root / "_lock", os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
+            if wait:
+                _flock(fd, fcntl.LOCK_EX, "another job is landing, or a build is reading the lake")
+            elif not _try_flock(fd, fcntl.LOCK_EX):
                 yield False
                 return
-            yield True
+            _WRITING += 1
+            try:
+                yield True
+            finally:
+                _WRITING -= 1
         finally:
             os.close(fd)  # releases the lock
 
@@ -364,6 +393,21 @@ def check_keys_across_loads(lake: Lake, c: Contract, partition_value: str, frame
             )
 
 
+def _try_flock(fd: int, mode: int) -> bool:
+    try:
+        fcntl.flock(fd, mode | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def _flock(fd: int, mode: int, why: str) -> None:
+    """Take the lock, saying why when it has to wait (a job that seems to hang is waiting for another)."""
+    if not _try_flock(fd, mode):
+        say(f"waiting for the lake: {why}")
+        fcntl.flock(fd, mode)
+
+
 def ensure_placeholders(root: Path) -> None:
     """An empty, typed partition per table, so dbt sources bind before any job has run."""
     for c in CONTRACTS.values():
@@ -380,6 +424,3 @@ def ensure_placeholders(root: Path) -> None:
         empty.write_parquet(tmp)
         os.replace(tmp, path)
 
-
-def ensure_lake(home: str | os.PathLike[str] | None = None) -> Path:
-    return Lake(home).root

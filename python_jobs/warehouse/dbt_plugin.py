@@ -1,6 +1,7 @@
 """dbt-duckdb plugin: makes sure the lake exists (typed empty placeholders, so every source binds on a fresh
-home) and registers the project's scalar text metrics (python_jobs/warehouse/text_metrics.py) and the run comparison's
-statistics (python_jobs/warehouse/paired_tests.py) on every connection dbt opens."""
+home), holds it still for the run (Lake.reading), and registers the project's scalar text metrics
+(python_jobs/warehouse/text_metrics.py) and the run comparison's statistics (python_jobs/warehouse/paired_tests.py)
+on every connection dbt opens."""
 
 from __future__ import annotations
 
@@ -8,14 +9,17 @@ from typing import Any
 
 from dbt.adapters.duckdb.plugins import BasePlugin
 
-from python_jobs.core.lake import ensure_lake
+from python_jobs.core.lake import Lake
 from python_jobs.warehouse import paired_tests
 from python_jobs.warehouse.text_metrics import register_duckdb_functions, register_duckdb_macros
 
 
 class Plugin(BasePlugin):
     def initialize(self, plugin_config: dict[str, Any]) -> None:
-        ensure_lake()
+        # the lake as one view for the whole dbt run: landings wait for the build (and the build for a landing's
+        # swap), so no model reads one table of a load new and another old; released when dbt exits
+        self._lake_view = Lake().reading()
+        self._lake_view.__enter__()
 
     def configure_connection(self, conn: Any) -> None:
         # rouge_l_f, token_f1, exact_match, bleu, numeric_match, numeric_gold, first_words

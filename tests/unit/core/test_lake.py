@@ -244,3 +244,79 @@ def test_two_landings_never_both_pass_the_key_check(home: Path) -> None:
     assert docs_["doc_id"].is_unique().all() and docs_.height == 15 * 50
     # each shared batch landed exactly once, by one of the two jobs; the other was told why
     assert len(a["landed"]) + len(b["landed"]) == 15 and len(a["refused"]) + len(b["refused"]) == 15
+
+
+# ---- readers never see a load half swapped in ---------------------------------------------------------------------
+SLOW_APPLY_SCRIPT = """
+import sys, time
+from pathlib import Path
+import polars as pl
+from python_jobs.core.lake import Lake
+
+home = Path(sys.argv[1])
+slow = Lake._apply
+
+
+def apply_slowly(self, txid, moves):  # the swap of a two-table load, one table at a time, with a pause between
+    for i, move in enumerate(moves):
+        slow(self, f"{txid}-{i}", [move])
+        (home / f"applied-{i}").touch()
+        time.sleep(3)
+
+
+Lake._apply = apply_slowly
+docs = pl.DataFrame({"doc_id": ["new-1"], "dataset": ["ds"], "doc_type": ["10-K"], "has_content": [True]})
+qs = pl.DataFrame({"question_id": ["new-q"], "dataset": ["ds"], "split": ["test"], "question": ["q"],
+                   "source": ["human"]})
+Lake(home).land([("documents", "L", docs), ("questions", "L", qs)])
+"""
+
+
+def test_a_reader_waits_for_a_swap_under_way_and_sees_the_whole_load(home: Path) -> None:
+    """Readers took each table as it stood: mid-swap, documents were the new load's and questions the old one's."""
+    lake = Lake(home)
+    lake.land([("documents", "L", docs(["old-1"])), ("questions", "L", questions(["old-q"]))])
+    writer = subprocess.Popen([sys.executable, "-c", SLOW_APPLY_SCRIPT, str(home)], cwd=PROJECT,
+                              env={**os.environ, "PYTHONPATH": str(PROJECT)})
+    try:
+        deadline = time.monotonic() + 120
+        while not (home / "applied-0").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert (home / "applied-0").exists() and writer.poll() is None  # one table swapped, the other not yet
+        reader = Lake(home)
+        assert reader.read("documents")["doc_id"].to_list() == ["new-1"]  # waited for the swap to end
+        assert (home / "applied-1").exists()
+        assert reader.read("questions")["question_id"].to_list() == ["new-q"]
+    finally:
+        assert writer.wait(60) == 0
+
+
+LANDING_SCRIPT = """
+import sys
+import polars as pl
+from python_jobs.core.lake import Lake
+docs = pl.DataFrame({"doc_id": ["d"], "dataset": ["ds"], "doc_type": ["10-K"], "has_content": [True]})
+Lake(sys.argv[1]).land_one("documents", "W", docs)
+print("landed")
+"""
+
+
+def test_a_landing_waits_while_a_build_reads_the_lake(home: Path) -> None:
+    """The dbt plugin holds the lake still for the whole build; a landing meanwhile waits, and says so."""
+    from python_jobs.warehouse.dbt_plugin import Plugin
+
+    plugin = Plugin("finrag", {})  # what dbt-duckdb does when a build opens the warehouse
+    with lake_mod.Lake(home)._writer_lock(wait=False) as free:
+        assert not free
+    writer = subprocess.Popen([sys.executable, "-c", LANDING_SCRIPT, str(home)], cwd=PROJECT, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              env={**os.environ, "PYTHONPATH": str(PROJECT)})
+    try:
+        time.sleep(3)
+        assert writer.poll() is None and Lake(home).partitions("documents") == []
+    finally:
+        plugin._lake_view.__exit__(None, None, None)  # the build ends
+    out, err = writer.communicate(timeout=60)
+    assert writer.returncode == 0 and out.strip() == "landed"
+    assert "waiting for the lake: another job is landing, or a build is reading the lake" in err
+    assert Lake(home).partitions("documents") == ["W"]
