@@ -49,6 +49,6 @@ def test_stdout_is_the_id_alone_or_json_and_quiet_keeps_stderr_clean(home: Path,
 
     built = finrag("build", "--quiet", "--no-publish")
     assert "START" not in built.stdout and built.stderr == ""  # dbt's errors only, and no note
-    verbose = finrag("build", "--verbose", "--no-publish", "--all")
+    verbose = finrag("build", "--verbose", "--no-publish", "--select", "dim_metrics")
     # dbt's debug log, which a plain build leaves out
     assert "START" in verbose.stdout and "running dbt with arguments" in verbose.stdout
