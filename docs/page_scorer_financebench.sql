@@ -1,17 +1,19 @@
--- DocRec@5 / PageRec@5 of each method on the FinanceBench questions whose gold PDF is present, overall and by
--- question type and doc type, with n per cell. The marts leave the questions whose gold document has no content
--- out of DocRec / PageRec means (n_questions_without_content counts them), so these are exactly those questions.
--- Read by
---   finrag sql "$(cat docs/page_scorer_financebench.sql)" --format table
--- over the published marts (run `finrag build` first).
+/*
+  DocRec@5 / PageRec@5 of each method on the FinanceBench questions whose gold PDF is present, overall and by
+  question type and doc type, with n per cell. The marts leave the questions whose gold document has no content
+  out of DocRec / PageRec means (n_questions_without_content counts them), so these are exactly those questions.
+  Read by
+    finrag sql "$(cat docs/page_scorer_financebench.sql)" --format table
+  over the published marts (run `finrag build` first).
+*/
 with runs (run_id, method) as (
 
     -- the run ids are config hashes: rerunning the commands of docs/page_scorer.md lands the same ids
     values
     ('financebench-dense-full-9e5e960978', 'dense'),
     ('financebench-hybrid-full-11ad98a493', 'hybrid'),
-    ('RUN_PAGE_SCORER', 'page_scorer'),
-    ('RUN_PAGE_SCORER_UNTRAINED', 'page_scorer untrained'),
+    ('financebench-page_scorer-full-b3f965c272', 'page_scorer'),
+    ('financebench-page_scorer-full-92bd25fae3', 'page_scorer untrained'),
     ('financebench-dense-oracle_doc-acfad5b5b4', 'oracle_doc'),
     ('financebench-dense-oracle_page-40278276bf', 'oracle_page')
 
