@@ -420,25 +420,28 @@ def questions(home: Path, dataset: str | None = None) -> pl.DataFrame | None:
     """, [dataset, dataset], marts=["dim_questions"])
 
 
-def gold_evidence(home: Path, question_id: str) -> pl.DataFrame | None:
+def gold_evidence(home: Path, dataset: str, question_id: str) -> pl.DataFrame | None:
+    # question ids are unique within a dataset only (TREC topic ids repeat across collections)
     return query(home, """
         select doc_id, page_number, chunk_id, relevance, evidence_text
-        from fct_evidence where question_id = ?
+        from fct_evidence where dataset = ? and question_id = ?
         order by evidence_ordinal
-    """, [question_id], marts=["fct_evidence"])
+    """, [dataset, question_id], marts=["fct_evidence"])
 
 
-def retrieved_chunks(home: Path, question_id: str) -> pl.DataFrame | None:
+def retrieved_chunks(home: Path, dataset: str, question_id: str) -> pl.DataFrame | None:
     """Every retrieval run's ranked results for the question with the chunk text and the hit marks the metrics use,
     read from fct_retrieval_results_judged (never re-decided here): chunk_hit (the chunk is relevant: named by the
     evidence, or covering a gold page of the gold document), page_hit (it covers a gold page), doc_hit (its document
     is a gold document), and each unit's rank. Chunk texts from the lake."""
     return query(home, """
         with results as (
-            select * from fct_retrieval_results_judged where question_id = ?
+            select * from fct_retrieval_results_judged
+            where question_id = ? and run_id in (select run_id from lake_retrieval_runs where dataset = ?)
         ),
         texts as (
-            select chunk_id, text from lake_chunks where chunk_id in (select chunk_id from results)
+            select chunk_id, text from lake_chunks
+            where dataset = ? and chunk_id in (select chunk_id from results)
         )
         select
             results.run_id,
@@ -460,10 +463,11 @@ def retrieved_chunks(home: Path, question_id: str) -> pl.DataFrame | None:
         from results
         left join texts using (chunk_id)
         order by results.run_id, results.result_position
-    """, [question_id], marts=["fct_retrieval_results_judged"], lake=["chunks"])
+    """, [question_id, dataset, dataset], marts=["fct_retrieval_results_judged"],
+        lake=["chunks", "retrieval_runs"])
 
 
-def answers(home: Path, question_id: str) -> pl.DataFrame | None:
+def answers(home: Path, dataset: str, question_id: str) -> pl.DataFrame | None:
     """Every answer run's answer to the question (the lake's full text), with its lexical scores from
     fct_generation_question_scores: one column per lexical metric of the registry, in its order."""
     registry = metric_registry(home)
@@ -473,7 +477,7 @@ def answers(home: Path, question_id: str) -> pl.DataFrame | None:
     scores = "".join(f',\n            scores."{column}" as "{metric}"' for metric, column in lexical)
     return query(home, f"""
         with runs as (
-            select run_id, model, eval_mode, retrieval_run_id from lake_generation_runs
+            select run_id, model, eval_mode, retrieval_run_id from lake_generation_runs where dataset = ?
         )
         select
             lake_answers.run_id,
@@ -483,9 +487,9 @@ def answers(home: Path, question_id: str) -> pl.DataFrame | None:
             lake_answers.answer,
             lake_answers.error{scores}
         from lake_answers
-        left join runs using (run_id)
+        inner join runs using (run_id)
         left join fct_generation_question_scores as scores
             on scores.run_id = lake_answers.run_id and scores.question_id = lake_answers.question_id
         where lake_answers.question_id = ?
         order by lake_answers.run_id
-    """, [question_id], marts=["fct_generation_question_scores"], lake=["answers", "generation_runs"])
+    """, [dataset, question_id], marts=["fct_generation_question_scores"], lake=["answers", "generation_runs"])

@@ -38,14 +38,14 @@ st.markdown(f"`{question_id}` · type **{q['question_type'] or '—'}** · doc t
 st.markdown("**Reference answer(s):** " + " | ".join(q["reference_answers"] or ["—"]))
 
 st.header("Gold evidence")
-evidence = data.gold_evidence(home, question_id)
+evidence = data.gold_evidence(home, dataset, question_id)
 if evidence is None or evidence.is_empty():
     st.write("No gold evidence for this question.")
 else:
     ui.show_table(evidence.with_columns(pl.col("evidence_text").str.slice(0, SNIPPET)))
 
 st.header("Retrieved chunks")
-chunks = data.retrieved_chunks(home, question_id)
+chunks = data.retrieved_chunks(home, dataset, question_id)
 if chunks is None or chunks.is_empty():
     st.write("No retrieval run retrieved for this question.")
 else:
@@ -68,7 +68,7 @@ else:
         ))
 
 st.header("Answers")
-answers = data.answers(home, question_id)
+answers = data.answers(home, dataset, question_id)
 if answers is None or answers.is_empty():
     st.write("No answer run answered this question.")
 else:

@@ -131,14 +131,17 @@ def load_questions(lake: Lake, dataset: str, question_ids: tuple[str, ...], limi
 
 def load_passages(lake: Lake, retrieval_run_id: str, k: int) -> dict[str, list[Passage]]:
     results = lake.read("retrieval_results", where={"run_id": retrieval_run_id},
-                        columns=["question_id", "rank", "chunk_id", "doc_id", "page_start", "page_end"])
+                        columns=["dataset", "question_id", "rank", "chunk_id", "doc_id", "page_start", "page_end"])
     results = results.filter(pl.col("rank") <= k).sort(["question_id", "rank"])
     missing_chunk = results.filter(pl.col("chunk_id").is_null())
     if missing_chunk.height:
         raise InputError(f"retrieval run {retrieval_run_id!r} has results without a chunk id (e.g. question "
                          f"{missing_chunk['question_id'][0]!r}): an answer run needs chunk texts", field="chunk_id")
     ids = results["chunk_id"].unique().to_list()
-    chunks = lake.read("chunks", columns=["chunk_id", "text"]).filter(pl.col("chunk_id").is_in(ids))
+    # chunk ids are unique within a dataset only: the run's own dataset's chunks
+    datasets = results["dataset"].unique().to_list()
+    chunks = lake.read("chunks", columns=["dataset", "chunk_id", "text"]).filter(
+        pl.col("dataset").is_in(datasets) & pl.col("chunk_id").is_in(ids))
     text = dict(zip(chunks["chunk_id"], chunks["text"], strict=True))
     unknown = [c for c in ids if c not in text]
     if unknown:

@@ -73,18 +73,21 @@ class Budget:
         return text if len(ids) <= budget else text[: offsets[max(budget, 1) - 1][1]] + " ..."
 
 
-def _chunk_texts(lake: Lake, ids: set[str]) -> dict[str, str]:
+def _chunk_texts(lake: Lake, dataset: str, ids: set[str]) -> dict[str, str]:
     if not ids:
         return {}
-    chunks = lake.read("chunks", columns=["chunk_id", "text"]).filter(pl.col("chunk_id").is_in(list(ids)))
+    chunks = lake.read("chunks", where={"dataset": dataset}, columns=["chunk_id", "text"]).filter(
+        pl.col("chunk_id").is_in(list(ids)))
     return dict(zip(chunks["chunk_id"], chunks["text"], strict=True))
 
 
-def _evidence_pages(lake: Lake, question_ids: list[str], questions: pl.DataFrame) -> dict[str, list[str]]:
+def _evidence_pages(lake: Lake, dataset: str, question_ids: list[str],
+                    questions: pl.DataFrame) -> dict[str, list[str]]:
     """The gold evidence page texts of each question, in evidence order (pages table, else the question's meta)."""
-    ev = lake.read("evidence", columns=["question_id", "evidence_ordinal", "doc_id", "page_number", "evidence_text"])
+    ev = lake.read("evidence", where={"dataset": dataset},
+                   columns=["question_id", "evidence_ordinal", "doc_id", "page_number", "evidence_text"])
     ev = ev.filter(pl.col("question_id").is_in(question_ids)).sort(["question_id", "evidence_ordinal"])
-    pages = lake.read("pages", columns=["doc_id", "page_number", "text"]).filter(
+    pages = lake.read("pages", where={"dataset": dataset}, columns=["doc_id", "page_number", "text"]).filter(
         pl.col("doc_id").is_in(ev["doc_id"].unique().to_list()))
     page_text = {(r["doc_id"], r["page_number"]): r["text"] for r in pages.iter_rows(named=True)}
     meta = {r["question_id"]: json.loads(r["meta"] or "{}") for r in questions.iter_rows(named=True)}
@@ -115,7 +118,8 @@ def load_items(lake: Lake, run: dict[str, Any], question_ids: tuple[str, ...], l
     if limit:
         answers = answers.head(limit)
     qids = answers["question_id"].to_list()
-    questions = lake.read("questions", columns=["question_id", "question", "reference_answers", "meta"]).filter(
+    questions = lake.read("questions", where={"dataset": run["dataset"]},
+                          columns=["question_id", "question", "reference_answers", "meta"]).filter(
         pl.col("question_id").is_in(qids))
     missing = sorted(set(qids) - set(questions["question_id"]))
     if missing:
@@ -126,8 +130,9 @@ def load_items(lake: Lake, run: dict[str, Any], question_ids: tuple[str, ...], l
     chunk_ids = {c for ids in answers["context_chunk_ids"].to_list() if ids for c in ids}
     for p in answers["passages"].to_list():
         chunk_ids |= {x["chunk_id"] for x in json.loads(p or "[]") if x.get("chunk_id") and not x.get("text")}
-    chunk_text = _chunk_texts(lake, chunk_ids)
-    evidence = _evidence_pages(lake, qids, questions) if run.get("eval_mode") in EVIDENCE_MODES else {}
+    chunk_text = _chunk_texts(lake, run["dataset"], chunk_ids)
+    evidence = (_evidence_pages(lake, run["dataset"], qids, questions) if run.get("eval_mode") in EVIDENCE_MODES
+                else {})
     max_words = run.get("max_words")
     items = []
     for a in answers.iter_rows(named=True):

@@ -53,7 +53,8 @@ def export_sample(home: str | None, out: str, dataset: str | None, generation_ru
     qs = generated_questions(lake, dataset, generation_run_id)
     if qs.height == 0:
         raise InputError("no generated questions (run `finrag generate-qa` first)", field="dataset")
-    evidence = lake.read("evidence").filter(pl.col("question_id").is_in(qs["question_id"].to_list()))
+    evidence = lake.read("evidence").join(qs.select("dataset", "question_id"), on=["dataset", "question_id"],
+                                          how="semi")
     rows = []
     cells: dict[tuple[str, str], list[dict]] = {}
     for q in qs.sort("question_id").iter_rows(named=True):

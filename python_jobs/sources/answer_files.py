@@ -114,11 +114,12 @@ def export_answer_file(lake: Lake, run_id: str, out_name: str = "<stdout>") -> l
     run = runs.row(0, named=True)
     max_words = run["max_words"]
     answers = lake.read_partition("answers", run_id).filter(pl.col("error").is_null() & pl.col("answer").is_not_null())
-    questions = lake.read("questions", columns=["question_id", "question"])
+    questions = lake.read("questions", where={"dataset": run["dataset"]}, columns=["question_id", "question"])
     qtext = dict(zip(questions["question_id"], questions["question"], strict=True))
     passages = [json.loads(p) if p else [] for p in answers["passages"]]
     wanted = {p["chunk_id"] for ps in passages for p in ps if p.get("chunk_id") and p.get("text") is None}
-    chunks = lake.read("chunks", columns=["chunk_id", "text"]).filter(pl.col("chunk_id").is_in(list(wanted)))
+    chunks = lake.read("chunks", where={"dataset": run["dataset"]}, columns=["chunk_id", "text"]).filter(
+        pl.col("chunk_id").is_in(list(wanted)))
     ctext = dict(zip(chunks["chunk_id"], chunks["text"], strict=True))
     lines: list[str] = []
     for a, ps in zip(answers.sort("question_id").iter_rows(named=True),

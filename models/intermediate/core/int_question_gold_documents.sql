@@ -3,7 +3,9 @@
 
 with chunked_documents as (
 
-    select distinct doc_id
+    select distinct
+        dataset,
+        doc_id
     from {{ ref('stg_lake__chunks') }}
 
 ),
@@ -12,22 +14,28 @@ with chunked_documents as (
 documents as (
 
     select
+        documents.dataset,
         documents.doc_id,
         documents.has_content or chunked_documents.doc_id is not null as has_content
     from {{ ref('stg_lake__documents') }} as documents
-    left join chunked_documents on documents.doc_id = chunked_documents.doc_id
+    left join chunked_documents
+        on documents.dataset = chunked_documents.dataset
+        and documents.doc_id = chunked_documents.doc_id
 
 ),
 
 relevant_evidence as (
 
     select
+        evidence.dataset,
         evidence.question_id,
         evidence.doc_id,
         evidence.page_number,
         documents.has_content
     from {{ ref('stg_lake__evidence') }} as evidence
-    left join documents on evidence.doc_id = documents.doc_id
+    left join documents
+        on evidence.dataset = documents.dataset
+        and evidence.doc_id = documents.doc_id
     where evidence.relevance > 0
 
 ),
@@ -35,6 +43,7 @@ relevant_evidence as (
 gold_documents as (
 
     select
+        dataset,
         question_id,
         list(distinct doc_id order by doc_id) as gold_doc_ids,
         min(doc_id) as primary_doc_id,
@@ -45,7 +54,7 @@ gold_documents as (
         -- a gold document the lake does not list (TREC qrels without a corpus) is not known to lack content
         bool_and(coalesce(not has_content, false)) as gold_without_content
     from relevant_evidence
-    group by question_id
+    group by dataset, question_id
 
 )
 

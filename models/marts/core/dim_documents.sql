@@ -16,21 +16,23 @@ doc_types as (
 page_counts as (
 
     select
+        dataset,
         doc_id,
         count(*) as n_pages_extracted
     from {{ ref('stg_lake__pages') }}
-    group by doc_id
+    group by dataset, doc_id
 
 ),
 
 evidence_counts as (
 
     select
+        dataset,
         doc_id,
         count(*) as n_evidence,
         count(distinct question_id) as n_questions
     from {{ ref('stg_lake__evidence') }}
-    group by doc_id
+    group by dataset, doc_id
 
 ),
 
@@ -58,8 +60,8 @@ final as (
         documents.created_at
     from documents
     left join doc_types using (doc_type)
-    left join page_counts using (doc_id)
-    left join evidence_counts using (doc_id)
+    left join page_counts using (dataset, doc_id)
+    left join evidence_counts using (dataset, doc_id)
 
 )
 

@@ -13,6 +13,7 @@ gold_documents as (
 documents as (
 
     select
+        dataset,
         doc_id,
         doc_type,
         company,
@@ -78,8 +79,12 @@ final as (
         questions.load_id,
         questions.created_at
     from questions
-    left join gold_documents using (question_id)
-    left join documents on gold_documents.primary_doc_id = documents.doc_id
+    left join gold_documents
+        on questions.dataset = gold_documents.dataset
+        and questions.question_id = gold_documents.question_id
+    left join documents
+        on gold_documents.dataset = documents.dataset
+        and gold_documents.primary_doc_id = documents.doc_id
     left join topics on topics.topic_id = array_to_string(questions.topic_path, '/')
     left join tasks using (task)
 

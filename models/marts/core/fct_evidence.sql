@@ -7,6 +7,7 @@ with evidence as (
 documents as (
 
     select
+        dataset,
         doc_id,
         doc_type,
         company,
@@ -36,7 +37,7 @@ final as (
         evidence.load_id,
         evidence.created_at
     from evidence
-    left join documents using (doc_id)
+    left join documents using (dataset, doc_id)
 
 )
 

@@ -12,6 +12,7 @@ with answers as (
 references_ as (
 
     select
+        dataset,
         question_id,
         reference_answer,
         gold_number
@@ -34,7 +35,7 @@ pair_scores as (
         end as numeric_match,
         references_.gold_number is not null as is_numeric_reference
     from answers
-    inner join references_ using (question_id)
+    inner join references_ using (dataset, question_id)
     where not answers.is_failed
 
 ),
@@ -58,7 +59,10 @@ question_scores as (
 
 scored_questions as (
 
-    select distinct question_id from references_
+    select distinct
+        dataset,
+        question_id
+    from references_
 
 ),
 
@@ -84,7 +88,7 @@ final as (
         question_scores.numeric_match
     from answers
     -- questions without a reference answer cannot be scored lexically
-    inner join scored_questions using (question_id)
+    inner join scored_questions using (dataset, question_id)
     left join question_scores using (run_id, question_id)
 
 )

@@ -29,7 +29,9 @@ scored as (
         {% for dimension in dimensions %}questions.{{ dimension }} as dim_{{ dimension }}{{ "," if not loop.last }}
     {% endfor %}
     from scores
-    inner join questions using (question_id)
+    inner join questions
+        on scores.dataset = questions.question_dataset
+        and scores.question_id = questions.question_id
 
 ),
 

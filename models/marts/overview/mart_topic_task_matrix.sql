@@ -13,6 +13,7 @@ with scores as (
 questions as (
 
     select
+        dataset,
         question_id,
         task,
         topic_l1,
@@ -30,6 +31,7 @@ question_topics as (
 
     {% for level in [1, 2, 3] %}
         select
+            dataset,
             question_id,
             task,
             {{ level }} as topic_level,
@@ -58,7 +60,9 @@ cells as (
         avg(scores.value) as mean,
         count(*) as n
     from scores
-    inner join question_topics using (question_id)
+    inner join question_topics
+        on scores.dataset = question_topics.dataset
+        and scores.question_id = question_topics.question_id
     group by all
 
 )

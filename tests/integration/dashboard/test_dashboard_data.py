@@ -14,7 +14,7 @@ import pytest
 from dashboards import data
 from python_jobs.core.lake import Lake
 from support.cli import run_finrag
-from support.dashboard_home import DashHome
+from support.dashboard_home import DATASET, DashHome
 from support.paths import PROJECT
 
 PAGES = ("leaderboard", "heatmap", "slices", "run_vs_run", "judge_agreement", "drilldown")
@@ -101,7 +101,7 @@ def test_retrieved_chunks_hits_match_the_gold_pages(dash: DashHome) -> None:
                                       for d, p in gold)
         for r in results.iter_rows(named=True)
     }
-    chunks = data.retrieved_chunks(dash.home, qid)
+    chunks = data.retrieved_chunks(dash.home, DATASET, qid)
     got = {(r["run_id"], r["rank"]): r["chunk_hit"] for r in chunks.iter_rows(named=True)}
     assert got == expected and any(got.values()) and chunks["text"].null_count() == 0
     assert set(chunks["run_id"]) == {dash.facts["bm25"], dash.facts["oracle"]}
@@ -114,7 +114,7 @@ def test_retrieved_chunks_hits_match_the_gold_pages(dash: DashHome) -> None:
 
 def test_answers_of_a_question_across_runs(dash: DashHome) -> None:
     qid = dash.facts["flip_question"]
-    answers = data.answers(dash.home, qid)
+    answers = data.answers(dash.home, DATASET, qid)
     assert set(answers["run_id"]) == {dash.facts["closed"], dash.facts["rag"]}
     gold = data.questions(dash.home).filter(pl.col("question_id") == qid)["reference_answers"][0][0]
     rag = answers.filter(pl.col("run_id") == dash.facts["rag"]).row(0, named=True)
@@ -142,7 +142,7 @@ def test_run_vs_run_finds_the_flipped_question(dash: DashHome) -> None:
 def test_missing_marts_read_as_no_data(tmp_path: Path) -> None:
     assert data.retrieval_leaderboard(tmp_path, 5) is None
     assert data.judge_agreement(tmp_path) is None
-    assert data.retrieved_chunks(tmp_path, "q") is None
+    assert data.retrieved_chunks(tmp_path, "d", "q") is None
     assert data.datasets(tmp_path) == []
 
 

@@ -66,7 +66,8 @@ def test_one_bad_frame_lands_nothing(home: Path) -> None:
     bad = questions(["q1", "q1"]).with_columns(pl.Series("_file", ["x.jsonl"] * 2), pl.Series("_line", [3, 4]))
     with pytest.raises(InputError) as err:
         lake.land([("documents", "a", docs(["d1"])), ("questions", "a", bad)])
-    assert str(err.value) == "file x.jsonl, line 4, field 'question_id': questions: duplicate key ('question_id',)"
+    assert str(err.value) == ("file x.jsonl, line 4, field 'question_id': questions: duplicate key "
+                              "('dataset', 'question_id')")
     assert lake.partitions("documents") == [] and lake.partitions("questions") == []
     assert leftovers(home, "_staging") == []
 
@@ -96,8 +97,20 @@ def test_contract_violations_name_the_field(home: Path, change, message: str) ->
 def test_keys_are_unique_across_loads(home: Path) -> None:
     lake = Lake(home)
     lake.land_one("documents", "a", docs(["d1"]))
-    with pytest.raises(InputError, match=r"key \('d1',\) already landed by load_id=a"):
+    with pytest.raises(InputError, match=r"key \('ds', 'd1'\) already landed by load_id=a"):
         lake.land_one("documents", "b", docs(["d1"]))
+
+
+def test_ids_are_unique_within_a_dataset_only(home: Path) -> None:
+    """TREC topic ids and doc ids repeat across collections ("301", "Q000"): a second collection using them was
+    refused ("key ('Q000', 0) already landed")."""
+    lake = Lake(home)
+    for ds in ("one", "two"):
+        lake.land([("documents", ds, docs(["d1", "d2"], ds)), ("questions", ds, questions(["Q000"], ds)),
+                   ("evidence", ds, pl.DataFrame({"question_id": ["Q000"], "evidence_ordinal": [0], "dataset": [ds],
+                                                  "doc_id": ["d1"], "relevance": [1]}))])
+    assert lake.read("questions").sort("dataset")["dataset"].to_list() == ["one", "two"]
+    assert lake.read("documents").height == 4
 
 
 def test_partition_values_are_safe_names(home: Path) -> None:

@@ -160,7 +160,8 @@ def test_many_duplicates_still_name_the_first_repeat(home: Path) -> None:
     bad = origin(questions(ids + ids[::-1]), "q.jsonl")
     with pytest.raises(InputError) as err:
         Lake(home).land_one("questions", "ds", bad)
-    assert str(err.value) == "file q.jsonl, line 31, field 'question_id': questions: duplicate key ('question_id',)"
+    assert str(err.value) == ("file q.jsonl, line 31, field 'question_id': questions: duplicate key "
+                              "('dataset', 'question_id')")
 
 
 def test_parents_come_from_the_same_landing_not_from_replaced_partitions(home: Path) -> None:
@@ -201,8 +202,8 @@ def test_every_result_is_stored_and_listed_in_the_data_docs(home: Path) -> None:
     assert stored == [("questions", "load_id=good", True), ("questions", "load_id=bad", False)]
     failed = json.loads(validation.stored_results(home)[1]["path"].read_text())
     (dup,) = [r for r in failed["results"] if not r["success"]]
-    assert dup["expectation_config"]["type"] == "expect_column_values_to_be_unique"
-    assert dup["result"]["partial_unexpected_list"] == ["q2", "q2"]
+    assert dup["expectation_config"]["type"] == "expect_compound_columns_to_be_unique"  # (dataset, question_id)
+    assert dup["result"]["partial_unexpected_list"] == [{"dataset": "bad", "question_id": "q2"}] * 2
     index = (home / "data_docs" / "index.html").read_text()
     assert "load_id=good" in index and "load_id=bad" in index
     # static HTML, readable offline: the rows are in the page, not drawn by a script from a CDN
