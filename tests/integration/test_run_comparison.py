@@ -68,8 +68,7 @@ def test_fincolbert_vs_bm25_matches_ranx_scipy_and_exact(home: Path, finrag, sha
     run_csv = root / "runs" / "fincolbert_combined_results.csv"
     finrag("ingest", "trec-run", str(run_csv), "--format", "financerag-csv", "--dataset", DATASET,
            "--run-id", COLBERT, "--only-known-questions")
-    bm25 = finrag("retrieve", "--retriever", "bm25", "--dataset", DATASET, "--k", "100").stdout.split()[0]
-    bm25 = bm25.split("=", 1)[1]
+    bm25 = finrag("retrieve", "--retriever", "bm25", "--dataset", DATASET, "--k", "100").stdout.strip()
     dbt_build(home, "--select", "+mart_run_comparison", "dim_metrics", "--indirect-selection", "cautious")
 
     out = finrag("compare", "--run-a", bm25, "--run-b", COLBERT, "--granularity", "chunk", "--k", "10", "--k", "0",
