@@ -129,9 +129,9 @@ def load_questions(lake: Lake, dataset: str, question_ids: tuple[str, ...], limi
     return qs.head(limit) if limit else qs
 
 
-def load_passages(lake: Lake, retrieval_run_id: str, k: int) -> dict[str, list[Passage]]:
+def load_passages(lake: Lake, dataset: str, retrieval_run_id: str, k: int) -> dict[str, list[Passage]]:
     results = lake.read("retrieval_results", where={"run_id": retrieval_run_id},
-                        columns=["dataset", "question_id", "rank", "chunk_id", "doc_id", "page_start", "page_end"])
+                        columns=["question_id", "rank", "chunk_id", "doc_id", "page_start", "page_end"])
     results = results.filter(pl.col("rank") <= k).sort(["question_id", "rank"])
     missing_chunk = results.filter(pl.col("chunk_id").is_null())
     if missing_chunk.height:
@@ -139,9 +139,8 @@ def load_passages(lake: Lake, retrieval_run_id: str, k: int) -> dict[str, list[P
                          f"{missing_chunk['question_id'][0]!r}): an answer run needs chunk texts", field="chunk_id")
     ids = results["chunk_id"].unique().to_list()
     # chunk ids are unique within a dataset only: the run's own dataset's chunks
-    datasets = results["dataset"].unique().to_list()
-    chunks = lake.read("chunks", columns=["dataset", "chunk_id", "text"]).filter(
-        pl.col("dataset").is_in(datasets) & pl.col("chunk_id").is_in(ids))
+    chunks = lake.read("chunks", where={"dataset": dataset}, columns=["chunk_id", "text"]).filter(
+        pl.col("chunk_id").is_in(ids))
     text = dict(zip(chunks["chunk_id"], chunks["text"], strict=True))
     unknown = [c for c in ids if c not in text]
     if unknown:
@@ -185,7 +184,7 @@ def run_answers(home: str | None, *, retrieval_run_id: str | None, dataset: str 
                           "prompt_template": tpl.ref, **params})
     run_id = check_id(run_id or f"{dataset}-{mode}-{digest[:10]}", "run id")
 
-    passages = {} if closed_book else load_passages(lake, retrieval_run_id, k)  # type: ignore[arg-type]
+    passages = {} if closed_book else load_passages(lake, dataset, retrieval_run_id, k)  # type: ignore[arg-type]
     if not closed_book:
         before = questions.height
         questions = questions.filter(pl.col("question_id").is_in(list(passages)))
