@@ -54,14 +54,9 @@ retrieval_scores as (
 
 ),
 
--- left out of DocRec / PageRec (var retrieval_exclude_without_content), as the leaderboards leave them out
 questions_without_content as (
 
-    select
-        dataset,
-        question_id
-    from {{ ref('dim_questions') }}
-    where gold_without_content
+    select * from {{ ref('int_questions_without_content') }}
 
 ),
 

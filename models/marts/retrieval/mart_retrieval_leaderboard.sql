@@ -24,11 +24,7 @@ with runs as (
 
 questions_without_content as (
 
-    select
-        dataset,
-        question_id
-    from {{ ref('dim_questions') }}
-    where gold_without_content
+    select * from {{ ref('int_questions_without_content') }}
 
 ),
 
