@@ -62,7 +62,7 @@ class PageScorerRetriever:
 
     def search(self, queries: list[Query], depth: int) -> list[list[Hit]]:
         training, pages, gold = self._state()
-        lance_table(self.ctx, self.level)  # checks the chunk vectors exist before any page is scored
+        table = lance_table(self.ctx, self.level)  # the chunk vectors must exist before any page is scored
         if not queries:
             return []
         folds = training.as_folds()
@@ -97,7 +97,6 @@ class PageScorerRetriever:
         if todo:
             vecs = load_embedder(self.ctx.embedder).encode_queries([queries[i].text for i in todo],
                                                                    batch_size=self.ctx.batch_size)
-            table = lance_table(self.ctx, self.level)
             for i, hits in zip(todo, search_vectors(self.ctx, self.level, table, [restricted[i] for i in todo],
                                                     vecs, depth), strict=True):
                 out[i] = hits
