@@ -4,8 +4,8 @@
 -- every ranked unit (int_retrieval_depths counts the units retrieved).
 --   ranking: macros/retrieval/retrieval_ranking.sql (our runs by rank; imported TREC runs by trec_eval's rule)
 --   chunk:   the result's chunk (a TREC docno); a unit is listed once per question (the contract's key), so its
---            rank is its result's position: 1 + the results that precede it, counted per hit instead of sorting
---            every result
+--            rank is its result's position: 1 + the results that precede it, counted once per matching result
+--            (not once per granularity) instead of sorting every result
 --   doc:     docs ranked by their first occurrence in the result list. A question whose results are each their own
 --            document (imported TREC runs) ranks documents as it ranks results, so the same count gives the rank;
 --            other questions (chunk runs, several chunks per document) rank their results with a window.
@@ -62,7 +62,8 @@ question_shapes as (
 ),
 
 -- ---- results that are relevant units themselves: chunks, and the documents of questions whose results are documents
-unit_matches as (
+-- each such result is positioned once (1 + the results that precede it), whatever granularities it is a unit of
+matched_results as (
 
     select
         results.run_id,
@@ -70,41 +71,56 @@ unit_matches as (
         results.unit_id,
         results.score_key,
         results.rank,
-        results.ranks_by_score,
-        relevant.granularity,
-        relevant.relevance
+        results.ranks_by_score
     from results
-    inner join relevant
-        on results.run_id = relevant.run_id
-        and results.question_id = relevant.question_id
-        and results.unit_id = relevant.unit_id
-        and relevant.granularity in ('chunk', 'doc')
+    where exists (
+            select 1
+            from relevant
+            where
+                results.run_id = relevant.run_id
+                and results.question_id = relevant.question_id
+                and results.unit_id = relevant.unit_id
+                and relevant.granularity in ('chunk', 'doc')
+        )
 
 ),
 
-unit_hits as (
+positioned_matches as (
 
-    select unit_matches.*
-    from unit_matches
-    inner join question_shapes using (run_id, question_id)
-    where unit_matches.granularity = 'chunk' or question_shapes.results_are_documents
+    select
+        hit.run_id,
+        hit.question_id,
+        hit.unit_id,
+        1 + count(other.unit_id) as result_position
+    from matched_results as hit
+    -- the precedence test sits in the join condition, so only the preceding results are joined
+    left join results as other
+        on hit.run_id = other.run_id
+        and hit.question_id = other.question_id
+        and {{ retrieval_precedes('hit.ranks_by_score', 'other', 'hit') }}
+    group by hit.run_id, hit.question_id, hit.unit_id
 
 ),
 
 positioned_unit_hits as (
 
     select
-        hit.run_id,
-        hit.question_id,
-        hit.granularity,
-        hit.unit_id,
-        hit.relevance,
-        1 + count(*) filter (where {{ retrieval_precedes('hit.ranks_by_score', 'other', 'hit') }}) as result_position
-    from unit_hits as hit
-    inner join results as other
-        on hit.run_id = other.run_id
-        and hit.question_id = other.question_id
-    group by hit.run_id, hit.question_id, hit.granularity, hit.unit_id, hit.relevance
+        positioned_matches.run_id,
+        positioned_matches.question_id,
+        relevant.granularity,
+        positioned_matches.unit_id,
+        relevant.relevance,
+        positioned_matches.result_position
+    from positioned_matches
+    inner join relevant
+        on positioned_matches.run_id = relevant.run_id
+        and positioned_matches.question_id = relevant.question_id
+        and positioned_matches.unit_id = relevant.unit_id
+        and relevant.granularity in ('chunk', 'doc')
+    inner join question_shapes
+        on positioned_matches.run_id = question_shapes.run_id
+        and positioned_matches.question_id = question_shapes.question_id
+    where relevant.granularity = 'chunk' or question_shapes.results_are_documents
 
 ),
 
