@@ -8,6 +8,10 @@
 --          every top-level chunk that covers a gold page of the gold document (chunker_id says whose chunk it is;
 --          null for chunks the evidence names, which every run of the dataset is judged by)
 
+-- a table, not a view: every retrieval model of every run reads it, and the qrels change only when a dataset is
+-- re-landed (the build then rebuilds it with its inputs)
+{{ config(materialized='table', tags=['retrieval_metrics']) }}
+
 with evidence as (
 
     select
