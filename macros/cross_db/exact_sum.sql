@@ -30,3 +30,24 @@
 {% macro duckdb__exact_avg(expression, where=none) -%}
     cast(avg(cast({{ expression }} as decimal(38, 24))){% if where is not none %} filter (where {{ where }}){% endif %} as double)
 {%- endmacro %}
+
+
+{% macro exact_partial_sum(expression, where=none) -%}
+{#- exact_sum left in its exact type, for sums that are summed again (exact_sum_mean divides them at the end). -#}
+    {{ return(adapter.dispatch('exact_partial_sum', 'finrag')(expression, where)) }}
+{%- endmacro %}
+
+{% macro default__exact_partial_sum(expression, where=none) -%}
+    sum({{ expression }}){% if where is not none %} filter (where {{ where }}){% endif %}
+{%- endmacro %}
+
+{% macro duckdb__exact_partial_sum(expression, where=none) -%}
+    sum(cast({{ expression }} as decimal(38, 24))){% if where is not none %} filter (where {{ where }}){% endif %}
+{%- endmacro %}
+
+
+{% macro exact_sum_mean(partial_sum, count) -%}
+{#- The mean from partial sums (exact_partial_sum) and counts summed over a group: sum / count as double, null when
+    the count is 0. -#}
+    cast(sum({{ partial_sum }}) as double) / nullif(sum({{ count }}), 0)
+{%- endmacro %}

@@ -1,11 +1,13 @@
-{% macro retrieval_metric_means() %}
+{% macro retrieval_metric_sums() %}
 {#-
-    The aggregates behind every retrieval mean, for a select grouped by run (and slice) over
-    fct_retrieval_question_scores: each retrieval metric of the registry (metric_columns('retrieval'); the calling
-    model declares `-- depends_on: {{ ref('metrics') }}`), its mean over the questions in the run, and the trec_eval
-    -c "complete" mean where qrels questions missing from the run count 0. The metrics of var
-    retrieval_exclude_without_content (DocRec, PageRec) leave out of `mean` the questions none of whose gold
-    documents has content (the relation's boolean gold_without_content); `mean_complete` counts them.
+    The first of the two steps behind every retrieval mean, for a select grouped by run (and slice values) over
+    fct_retrieval_question_scores: for each retrieval metric of the registry (metric_columns('retrieval'); the
+    calling model declares `-- depends_on: {{ ref('metrics') }}`) its exact sum and count over the questions in
+    the run (`<metric>__sum`, `<metric>__n`) and over every qrels question (`__sum_complete`, `__n_complete`:
+    trec_eval -c, questions missing from the run count 0), plus the question counts. Sums and counts add up, so a
+    coarser grouping (a run's slices, grouping sets) sums these rows instead of re-reading every question. The
+    metrics of var retrieval_exclude_without_content (DocRec, PageRec) leave out of `__sum` / `__n` the questions
+    none of whose gold documents has content (the relation's boolean gold_without_content).
 -#}
         count(*) filter (where question_in_run) as n_questions,
         count(*) filter (where question_in_run and gold_without_content) as n_questions_without_content,
@@ -13,8 +15,27 @@
         {%- for column, metric in metric_columns('retrieval') %}
         {%- set where = 'question_in_run' ~ (' and not gold_without_content'
                                               if metric in var('retrieval_exclude_without_content') else '') %}
-        {{ exact_avg(column, where=where) }} as {{ metric }}__mean,
-        {{ exact_avg(column) }} as {{ metric }}__mean_complete{{ "," if not loop.last }}
+        {{ exact_partial_sum(column, where=where) }} as {{ metric }}__sum,
+        count({{ column }}) filter (where {{ where }}) as {{ metric }}__n,
+        {{ exact_partial_sum(column) }} as {{ metric }}__sum_complete,
+        count({{ column }}) as {{ metric }}__n_complete{{ "," if not loop.last }}
+        {%- endfor %}
+{% endmacro %}
+
+
+{% macro retrieval_metric_means() %}
+{#-
+    The second step: for a select grouped by run (and slice) over rows of retrieval_metric_sums(), the question
+    counts and each metric's `<metric>__mean` and `<metric>__mean_complete` (sum / count; null where the metric is
+    undefined, e.g. doc_rec at page level).
+-#}
+        cast(sum(n_questions) as bigint) as n_questions,
+        cast(sum(n_questions_without_content) as bigint) as n_questions_without_content,
+        cast(sum(n_questions_complete) as bigint) as n_questions_complete,
+        {%- for column, metric in metric_columns('retrieval') %}
+        {{ exact_sum_mean(metric ~ '__sum', metric ~ '__n') }} as {{ metric }}__mean,
+        {{ exact_sum_mean(metric ~ '__sum_complete', metric ~ '__n_complete') }} as {{ metric }}__mean_complete
+        {{- "," if not loop.last }}
         {%- endfor %}
 {% endmacro %}
 

@@ -17,7 +17,7 @@
     )
 }}
 
--- the metrics averaged (retrieval_metric_means) are the registry's retrieval family
+-- the metrics averaged (retrieval_metric_sums) are the registry's retrieval family
 -- depends_on: {{ ref('metrics') }}
 
 {%- set dimensions = slice_dimensions() %}
@@ -71,6 +71,23 @@ sliced_scores as (
 
 ),
 
+-- exact sums and counts per combination of slice values: the grouping sets below add these few rows up instead
+-- of reading every question score once per dimension
+slice_sums as (
+
+    select
+        run_id,
+        granularity,
+        k,
+        {%- for dimension in dimensions %}
+        {{ dimension }},
+        {%- endfor %}
+        {{ retrieval_metric_sums() }}
+    from sliced_scores
+    group by run_id, granularity, k, {{ dimensions | join(', ') }}
+
+),
+
 slice_means as (
 
     select
@@ -82,7 +99,7 @@ slice_means as (
         {{ dimension }},
         {%- endfor %}
         {{ retrieval_metric_means() }}
-    from sliced_scores
+    from slice_sums
     -- sqlfluff's duckdb dialect does not parse grouping sets yet
     group by grouping sets (  -- noqa: PRS
         {%- for dimension in dimensions %}

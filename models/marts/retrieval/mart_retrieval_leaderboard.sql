@@ -13,7 +13,7 @@
     )
 }}
 
--- the metrics averaged (retrieval_metric_means) are the registry's retrieval family
+-- the metrics averaged (retrieval_metric_sums) are the registry's retrieval family
 -- depends_on: {{ ref('metrics') }}
 
 with runs as (
@@ -41,6 +41,18 @@ question_scores as (
 
 ),
 
+run_sums as (
+
+    select
+        run_id,
+        granularity,
+        k,
+        {{ retrieval_metric_sums() }}
+    from question_scores
+    group by run_id, granularity, k
+
+),
+
 run_means as (
 
     select
@@ -48,7 +60,7 @@ run_means as (
         granularity,
         k,
         {{ retrieval_metric_means() }}
-    from question_scores
+    from run_sums
     group by run_id, granularity, k
 
 ),
