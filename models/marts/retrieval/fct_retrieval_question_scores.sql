@@ -46,8 +46,9 @@ judged_questions as (
 
 ),
 
--- the ideal ranking: every relevant judged unit by gain descending (trec_eval ndcg_cut)
-ideal_gains as (
+-- the ideal ranking: every relevant judged unit by gain descending (trec_eval ndcg_cut), with its running DCG (a
+-- running sum in rank order gives the same bits whatever the number of threads, as exact sums do)
+ideal_ranks as (
 
     select
         run_id,
@@ -60,17 +61,18 @@ ideal_gains as (
 
 ),
 
-ideal_dcg_at_k as (
+ideal_dcgs as (
 
     select
-        ideal_gains.run_id,
-        ideal_gains.question_id,
-        ideal_gains.granularity,
-        cutoffs.k,
-        {{ exact_sum('ideal_gains.gain / log2(ideal_gains.ideal_rank + 1.0)') }} as ideal_dcg
-    from ideal_gains
-    inner join cutoffs on cutoffs.k = 0 or ideal_gains.ideal_rank <= cutoffs.k
-    group by ideal_gains.run_id, ideal_gains.question_id, ideal_gains.granularity, cutoffs.k
+        run_id,
+        question_id,
+        granularity,
+        ideal_rank,
+        sum(gain / log2(ideal_rank + 1.0)) over (
+            partition by run_id, question_id, granularity order by ideal_rank
+            rows between unbounded preceding and current row
+        ) as ideal_dcg
+    from ideal_ranks
 
 ),
 
@@ -92,24 +94,45 @@ hits as (
 
 ),
 
+-- running sums over the hits in rank order: at a cut-off k, AP's numerator and the DCG are those of the last hit
+-- ranked within k
+running_hits as (
+
+    select
+        run_id,
+        question_id,
+        granularity,
+        unit_rank,
+        first_result_position,
+        sum(hit_number / unit_rank) over hit_order as running_precision,
+        sum(gain / log2(unit_rank + 1.0)) over hit_order as running_dcg
+    from hits
+    window hit_order as (
+        partition by run_id, question_id, granularity order by unit_rank
+        rows between unbounded preceding and current row
+    )
+
+),
+
+{% set within_k = 'cutoffs.k = 0 or running_hits.unit_rank <= cutoffs.k' -%}
+{% set in_top_results = 'cutoffs.k = 0 or running_hits.first_result_position <= cutoffs.k' -%}
 hits_at_k as (
 
     select
-        hits.run_id,
-        hits.question_id,
-        hits.granularity,
+        running_hits.run_id,
+        running_hits.question_id,
+        running_hits.granularity,
         cutoffs.k,
-        count(*) filter (where cutoffs.k = 0 or hits.unit_rank <= cutoffs.k) as n_relevant_retrieved,
-        coalesce({{ exact_sum('cast(hits.hit_number as double) / hits.unit_rank',
-                              where='cutoffs.k = 0 or hits.unit_rank <= cutoffs.k') }}, 0.0) as sum_precision_at_hits,
-        min(hits.unit_rank) filter (where cutoffs.k = 0 or hits.unit_rank <= cutoffs.k) as first_hit_rank,
-        coalesce({{ exact_sum('hits.gain / log2(hits.unit_rank + 1.0)',
-                              where='cutoffs.k = 0 or hits.unit_rank <= cutoffs.k') }}, 0.0) as dcg,
-        -- DocRec@k / PageRec@k: relevant docs / pages held by the top-k results (k counts results, as the study)
-        count(*) filter (where cutoffs.k = 0 or hits.first_result_position <= cutoffs.k) as n_relevant_in_top_results
-    from hits
-    cross join cutoffs
-    group by hits.run_id, hits.question_id, hits.granularity, cutoffs.k
+        count(*) filter (where {{ within_k }}) as n_relevant_retrieved,
+        max(running_hits.running_precision) filter (where {{ within_k }}) as sum_precision_at_hits,
+        min(running_hits.unit_rank) filter (where {{ within_k }}) as first_hit_rank,
+        max(running_hits.running_dcg) filter (where {{ within_k }}) as dcg,
+        -- DocRec@k / PageRec@k: relevant docs / pages held by the top-k results (k counts results, as the study;
+        -- one result covers several pages, so a page can be in the top-k results while ranked below k)
+        count(*) filter (where {{ in_top_results }}) as n_relevant_in_top_results
+    from running_hits
+    inner join cutoffs on {{ within_k }} or {{ in_top_results }}
+    group by running_hits.run_id, running_hits.question_id, running_hits.granularity, cutoffs.k
 
 ),
 
@@ -166,11 +189,15 @@ evaluated as (
         and judged_questions.question_id = hits_at_k.question_id
         and judged_questions.granularity = hits_at_k.granularity
         and cutoffs.k = hits_at_k.k
-    left join ideal_dcg_at_k
+    -- the ideal DCG at k: the running ideal DCG at rank k, or at the last relevant unit when there are fewer
+    left join ideal_dcgs as ideal_dcg_at_k
         on judged_questions.run_id = ideal_dcg_at_k.run_id
         and judged_questions.question_id = ideal_dcg_at_k.question_id
         and judged_questions.granularity = ideal_dcg_at_k.granularity
-        and cutoffs.k = ideal_dcg_at_k.k
+        and case
+            when cutoffs.k = 0 or judged_questions.n_relevant < cutoffs.k then judged_questions.n_relevant
+            else cutoffs.k
+        end = ideal_dcg_at_k.ideal_rank
 
 ),
 
