@@ -43,6 +43,7 @@ PROJECT = Path(__file__).resolve().parents[2]
 KS = (1, 3, 5, 10, 20, 100)
 DATASET = "bench"
 TIME = Path("/usr/bin/time")
+DUCKDB_THREADS: int | None = None  # --duckdb-threads (default: the profile's, FINRAG_DUCKDB_THREADS or 1)
 
 
 def log(msg: str) -> None:
@@ -77,7 +78,8 @@ def write_run(path: Path, n_questions: int, n_results: int, seed: int, tag: str)
 
 def finrag(home: Path, *args: str) -> tuple[float, float | None, str]:
     """(wall seconds, peak RSS in MiB or None, stderr) of `finrag ARGS` as a subprocess."""
-    env = {**os.environ, "FINRAG_HOME": str(home), "DBT_SEND_ANONYMOUS_USAGE_STATS": "False", "TQDM_DISABLE": "1"}
+    env = {**os.environ, "FINRAG_HOME": str(home), "DBT_SEND_ANONYMOUS_USAGE_STATS": "False", "TQDM_DISABLE": "1",
+           **({"FINRAG_DUCKDB_THREADS": str(DUCKDB_THREADS)} if DUCKDB_THREADS else {})}
     cmd = [sys.executable, "-m", "python_jobs.cli", "--home", str(home), *args]
     if TIME.exists():
         cmd = [str(TIME), "-v", *cmd]
@@ -90,11 +92,16 @@ def finrag(home: Path, *args: str) -> tuple[float, float | None, str]:
     return wall, int(peak[1]) / 1024 if peak else None, proc.stderr
 
 
-def metric_model_seconds(home: Path) -> float:
+def metric_model_times(home: Path) -> dict[str, float]:
+    """Execution seconds of each model tagged `retrieval_metrics` in the last build (run_results.json)."""
     manifest = json.loads((home / "dbt_target" / "manifest.json").read_text())
     tagged = {uid for uid, n in manifest["nodes"].items() if "retrieval_metrics" in n.get("tags", [])}
     results = json.loads((home / "dbt_target" / "run_results.json").read_text())["results"]
-    return sum(r["execution_time"] for r in results if r["unique_id"] in tagged)
+    return {r["unique_id"].split(".")[-1]: r["execution_time"] for r in results if r["unique_id"] in tagged}
+
+
+def metric_model_seconds(home: Path) -> float:
+    return sum(metric_model_times(home).values())
 
 
 def built_nodes(home: Path) -> int:
@@ -141,13 +148,17 @@ def main() -> None:
     ap.add_argument("--incremental-runs", type=int, default=0)
     ap.add_argument("--skip-references", action="store_true", help="no pytrec_eval (the scale figure)")
     ap.add_argument("--workdir", type=Path, default=None, help="keep files and home here (default: a temp dir)")
+    ap.add_argument("--duckdb-threads", type=int, default=None,
+                    help="DuckDB threads of the builds (FINRAG_DUCKDB_THREADS; default the profile's, 1)")
     args = ap.parse_args()
+    global DUCKDB_THREADS
+    DUCKDB_THREADS = args.duckdb_threads
     work = args.workdir or Path(tempfile.mkdtemp(prefix="finrag-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     home = work / "warehouse"
     try:
         print(f"date {time.strftime('%Y-%m-%d %H:%M')}  load {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} "
-              f"{os.getloadavg()[2]:.2f}  cores {os.cpu_count()}")
+              f"{os.getloadavg()[2]:.2f}  cores {os.cpu_count()}  duckdb threads {DUCKDB_THREADS or 'profile'}")
         qrels, run = work / "qrels.txt", work / "run_000.trec"
         t0 = time.perf_counter()
         write_qrels(qrels, args.questions, seed=1)
@@ -161,6 +172,8 @@ def main() -> None:
         print(f"finrag build: wall {wall:.2f}s, retrieval-metric models {models:.2f}s, "
               f"peak {peak or float('nan'):.0f} MiB"
               f"  ({args.questions:,} x {args.results} = {args.questions * args.results:,} rows)")
+        print("  " + ", ".join(f"{name} {seconds:.2f}s" for name, seconds in
+                               sorted(metric_model_times(home).items(), key=lambda item: -item[1])))
         if not args.skip_references:
             t_ref, means = pytrec(qrels, run)
             ours = dbt_means(home, "run_000")
@@ -169,6 +182,7 @@ def main() -> None:
                   f"measures: {diff:.2e}")
             print(f"ratio metric models / pytrec_eval = {models / t_ref:.2f}   (target <= 1.0)")
             print(f"ratio finrag build / pytrec_eval = {wall / t_ref:.2f}   (target <= 2.0)")
+            print(f"load average now {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}")
         if args.incremental_runs:
             for i in range(1, args.incremental_runs + 1):
                 path = work / f"run_{i:03d}.trec"
