@@ -104,7 +104,7 @@ running_hits as (
         granularity,
         unit_rank,
         first_result_position,
-        sum(hit_number / unit_rank) over hit_order as running_precision,
+        sum(cast(hit_number as double) / unit_rank) over hit_order as running_precision,
         sum(gain / log2(unit_rank + 1.0)) over hit_order as running_dcg
     from hits
     window hit_order as (
