@@ -283,18 +283,27 @@ def _lock(home: Path) -> FileLock:
 
 
 # ---- validating ----------------------------------------------------------------------------------------------
-def validate(c: Contract, partition_value: str, frame: pl.DataFrame, parents: Mapping[Reference, ParentKeys]) -> Any:
-    """Run the table's suite on a (typed, stamped) frame; returns GX's ExpectationSuiteValidationResult."""
+def validate(c: Contract, partition_value: str, frame: pl.DataFrame, parents: Mapping[Reference, ParentKeys],
+             part: tuple[int, int] | None = None) -> Any:
+    """Run the table's suite on a (typed, stamped) frame; returns GX's ExpectationSuiteValidationResult.
+
+    `part`: (i, n) when the frame is slice i of n of a landing in slices (`lake.Slices`): each slice is a validation
+    of its own, run name `<partition>.slice-<i>-of-<n>`, with the slice in the result's meta."""
     from great_expectations.core.run_identifier import RunIdentifier
 
     definition = _definition(c.name)
     params = {parameter_name(r): list(parents[r].ids) for r in c.references}
-    run_id = RunIdentifier(run_name=f"{c.partition}={partition_value}", run_time=datetime.now(UTC))
+    run_name = f"{c.partition}={partition_value}"
+    if part is not None and part[1] > 1:
+        run_name += f".slice-{part[0]}-of-{part[1]}"
+    run_id = RunIdentifier(run_name=run_name, run_time=datetime.now(UTC))
     result = definition.run(batch_parameters={"dataframe": batch_frame(c, frame, parents)},
                             expectation_parameters=params, result_format=RESULT_FORMAT, run_id=run_id)
     files = frame["_file"].drop_nulls().unique().sort().to_list() if "_file" in frame.columns else []
     result.meta["finrag"] = {"table": c.name, "partition": f"{c.partition}={partition_value}", "rows": frame.height,
                              "files": files[:20]}
+    if part is not None and part[1] > 1:
+        result.meta["finrag"]["slice"] = {"index": part[0], "of": part[1]}
     return result
 
 
