@@ -110,6 +110,7 @@ def test_a_bad_line_in_a_later_slice_lands_nothing(home: Path, tmp_path: Path) -
     lines = run_lines()
     run_finrag(home, "ingest", "trec-run", str(write(tmp_path / "good.trec", lines)), "--dataset", "ds",
                "--run-id", "R", env=SMALL)
+    assert len(parts(home, "retrieval_results", "run_id=R")) >= 5
     before = snapshot(home)
     n = len(lines)
     topic, q0, docno, rank, _, tag = lines[-3].split()
@@ -152,7 +153,8 @@ def test_a_question_of_another_dataset_in_a_later_slice_lands_nothing(home: Path
     no_leftovers(home)
     # the failed slice's result is stored with the passed ones before it
     results = [r for r in stored_results(home) if r["suite"] == "retrieval_results"]
-    assert results and not results[-1]["success"]
+    assert len(results) >= 2 and [r["success"] for r in results] == [True] * (len(results) - 1) + [False]
+    assert all(r["run_name"].startswith("run_id=R.slice-") for r in results)
 
 
 def test_a_killed_sliced_ingest_leaves_no_partial_partition(home: Path, tmp_path: Path) -> None:
