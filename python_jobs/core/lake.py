@@ -401,6 +401,7 @@ class Lake:
         fd = os.open(d / "lock", os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
+            (d / "owned").touch()  # only now may a free lock mean a dead owner (see _clean_work)
             yield d
         finally:
             shutil.rmtree(d, ignore_errors=True)
@@ -416,7 +417,8 @@ class Lake:
             except OSError:
                 continue  # being created (its lock comes next), or not ours
             try:
-                if _try_flock(fd, fcntl.LOCK_EX):
+                # a free lock on an owned dir: its job died (a dir not yet owned is one whose job is starting)
+                if _try_flock(fd, fcntl.LOCK_EX) and (d / "owned").exists():
                     shutil.rmtree(d, ignore_errors=True)
             finally:
                 os.close(fd)
