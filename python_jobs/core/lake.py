@@ -1,6 +1,6 @@
 """The Parquet lake: the only way any job lands a table partition (SPEC §2).
 
-    <home>/lake/<table>/<partition column>=<value>/part-0.parquet
+    <home>/lake/<table>/<partition column>=<value>/part-0.parquet [part-1.parquet ...]
 
 A landing validates every frame against its contract first, writes all of them to a staging area, then swaps them
 into place under a journal, so a crash leaves either the old or the new partitions (the next `Lake` rolls an
@@ -16,6 +16,13 @@ property of the lake, not of one frame). Each frame's GX result, passed or faile
 
 Frames may carry `_file` and `_line` columns (where each row came from); validation errors then name them, and they
 are dropped before writing.
+
+A frame too large to hold and validate at once (a 100M-line TREC run) is given as `Slices`: Parquet files of the
+frame's rows, each holding every row of its values of the slicing columns (e.g. all of a question's results). Each
+slice is validated on its own (its own GX result) and written as its own part file (part-0, part-1, ... of one
+partition directory); the partition is swapped in whole with the landing's other frames, under the same journal, so
+all or nothing still holds. Keys and unique column sets contain the slicing columns and no value of them is in two
+slices (checked), so uniqueness within each slice is uniqueness within the frame. Readers read every part file.
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ import os
 import re
 import shutil
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -38,7 +45,7 @@ from python_jobs.core import validation
 from python_jobs.core.config import lake_dir, warehouse_home
 from python_jobs.core.console import say
 from python_jobs.core.contracts import CONTRACTS, Contract, Reference, contract
-from python_jobs.core.errors import InputError
+from python_jobs.core.errors import InputError, JobError
 
 PLACEHOLDER = "__empty__"
 # writer locks this process holds: a read under one must not wait for it (flock is per open file, so a second
@@ -56,6 +63,17 @@ def check_id(value: str, what: str = "id") -> str:
 
 def now_utc() -> datetime:
     return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class Slices:
+    """One frame of a landing given as slices (see the module docstring): `parts`, Parquet files of the frame's rows
+    (with `_file` / `_line` when the rows have them), each read, validated and written on its own, in order; `by`,
+    the columns the rows were sliced by (no value of them in two parts); `height`, the rows of all parts."""
+
+    parts: Sequence[Path]
+    by: tuple[str, ...]
+    height: int
 
 
 @dataclass(frozen=True)
@@ -77,8 +95,10 @@ class Lake:
         self._staging = self.root / "_staging"
         self._journal = self.root / "_journal"
         self._trash = self.root / "_trash"
+        self._work = self.home / WORK_DIR
         self.root.mkdir(parents=True, exist_ok=True)
         self.recover()
+        self._clean_work()
         ensure_placeholders(self.root)
 
     # ---- reading -------------------------------------------------------------------------------------------
@@ -87,8 +107,13 @@ class Lake:
         return self.root / table
 
     def partition_path(self, table: str, value: str) -> Path:
+        """The partition's first part file (a partition landed in slices has more: `partition_files`)."""
         c = contract(table)
         return self.table_dir(table) / f"{c.partition}={value}" / "part-0.parquet"
+
+    def partition_files(self, table: str, value: str) -> list[Path]:
+        """Every part file of a partition, in part order (a partition landed in slices has several)."""
+        return part_files(self.partition_path(table, value).parent)
 
     def partitions(self, table: str) -> list[str]:
         c = contract(table)
@@ -108,7 +133,7 @@ class Lake:
         """All rows of a table (optionally filtered by column equality), typed by its contract."""
         c = contract(table)
         with self.reading():
-            files = [self.partition_path(table, v) for v in self.partitions(table)]
+            files = [f for v in self.partitions(table) for f in self.partition_files(table, v)]
             if not files:
                 frame = pl.DataFrame(schema=c.polars_schema)
             else:
@@ -119,11 +144,11 @@ class Lake:
         return frame.select(columns) if columns else frame
 
     def read_partition(self, table: str, value: str) -> pl.DataFrame:
-        path = self.partition_path(table, value)
         with self.reading():
-            if not path.exists():
+            files = self.partition_files(table, value)
+            if not files:
                 return pl.DataFrame(schema=contract(table).polars_schema)
-            return conform(pl.read_parquet(path), contract(table))
+            return conform(pl.read_parquet(files), contract(table))
 
     @contextmanager
     def reading(self) -> Iterator[None]:
@@ -163,36 +188,47 @@ class Lake:
         return self.read_partition("chunks", f"{dataset}.{chunker_id}")
 
     # ---- writing -------------------------------------------------------------------------------------------
-    def land(self, frames: Iterable[tuple[str, str, pl.DataFrame]],
+    def land(self, frames: Iterable[tuple[str, str, pl.DataFrame | Slices]],
              fields: Mapping[str, Mapping[str, str]] | None = None) -> list[Landing]:
         """Validate every (table, partition value, frame), then land them all or none.
 
-        The partition column is filled with the partition value and `created_at` with now where absent. `fields`:
-        per table, how the input names a contract column in error messages (e.g. a TREC run's `topic` for
-        retrieval_results.question_id; a template over the row such as `evidence[{evidence_ordinal}].doc_name`).
+        The partition column is filled with the partition value and `created_at` with now where absent (one time
+        for the whole landing). A frame may be `Slices` (a frame too large to validate at once): each slice is
+        validated and written in turn, under the writer lock. `fields`: per table, how the input names a contract
+        column in error messages (e.g. a TREC run's `topic` for retrieval_results.question_id; a template over the row
+        such as `evidence[{evidence_ordinal}].doc_name`).
         """
-        prepared: list[tuple[Contract, str, pl.DataFrame]] = []
+        now = now_utc()
+        prepared: list[tuple[Contract, str, pl.DataFrame | Slices]] = []
         for table, value, frame in frames:
             c = contract(table)
             check_id(value, f"{c.partition} for {table}")
-            prepared.append((c, value, conform_checked(self._stamp(frame, c, value), c)))
+            if isinstance(frame, Slices):
+                _check_slicing(c, frame)
+                prepared.append((c, value, frame))
+            else:
+                prepared.append((c, value, conform_checked(self._stamp(frame, c, value, now), c)))
         # check, stage and swap under the lake's writer lock: two landings never both pass the cross-load key
         # check, and no other job's recovery touches this landing's staging area
         with self._writer_lock():
             self._recover()  # a landing killed mid-apply is finished before anything reads the lake for this one
-            return self._land_locked(prepared, fields or {})
+            return self._land_locked(prepared, fields or {}, now)
 
-    def _land_locked(self, prepared: list[tuple[Contract, str, pl.DataFrame]],
-                     fields: Mapping[str, Mapping[str, str]]) -> list[Landing]:
-        self._validate(prepared, fields)
+    def _land_locked(self, prepared: list[tuple[Contract, str, pl.DataFrame | Slices]],
+                     fields: Mapping[str, Mapping[str, str]], now: datetime) -> list[Landing]:
         txid = uuid.uuid4().hex
         stage = self._staging / txid
+        try:
+            staged_parts = self._validate(prepared, fields, now, stage)
+        except BaseException:
+            shutil.rmtree(stage, ignore_errors=True)  # a kill leaves it to the next recovery instead
+            raise
         moves = []
         for c, value, frame in prepared:
             target_dir = self.root / c.name / f"{c.partition}={value}"
             staged = stage / c.name / f"{c.partition}={value}"
-            staged.mkdir(parents=True)
-            frame.drop([x for x in _ORIGIN if x in frame.columns]).write_parquet(staged / "part-0.parquet")
+            if not isinstance(frame, Slices):
+                _write_part(frame, staged, 0)
             moves.append({"staged": str(staged), "target": str(target_dir)})
         self._journal.mkdir(parents=True, exist_ok=True)
         journal = self._journal / f"{txid}.json"
@@ -203,7 +239,7 @@ class Lake:
         journal.unlink()
         shutil.rmtree(stage, ignore_errors=True)
         return [
-            Landing(c.name, value, frame.height, self.partition_path(c.name, value))
+            Landing(c.name, value, staged_parts.get((c.name, value), frame.height), self.partition_path(c.name, value))
             for c, value, frame in prepared
         ]
 
@@ -243,38 +279,62 @@ class Lake:
         finally:
             os.close(fd)  # releases the lock
 
-    def _validate(self, prepared: list[tuple[Contract, str, pl.DataFrame]],
-                  fields: Mapping[str, Mapping[str, str]]) -> None:
+    def _validate(self, prepared: list[tuple[Contract, str, pl.DataFrame | Slices]],
+                  fields: Mapping[str, Mapping[str, str]], now: datetime, stage: Path) -> dict[tuple[str, str], int]:
         """The contract's rules through GX, frame by frame (the first failing frame raises), then keys across loads.
-        Every GX result of the landing, the failed one included, is kept in the home before this returns or raises."""
+        Every GX result of the landing, the failed one included, is kept in the home before this returns or raises.
+
+        `Slices` are validated slice by slice, and each slice is written to the staging area `stage` once valid (so
+        one slice is in memory at a time); returns the rows of each sliced frame."""
         if not self.replace_other_datasets:
             for c, value, frame in prepared:
                 self._check_same_dataset(c, value, frame)
         results = []
+        rows: dict[tuple[str, str], int] = {}
         try:
             for c, value, frame in prepared:
-                parents = {r: self._parent_keys(r, frame, prepared) for r in c.references}
-                results.append(validation.validate(c, value, frame, parents))
-                validation.raise_for(results[-1], c, frame, fields.get(c.name))
-                check_keys_across_loads(self, c, value, frame)
+                if not isinstance(frame, Slices):
+                    self._validate_frame(c, value, frame, prepared, fields, results)
+                    continue
+                seen = None  # the slicing columns' values of the slices before
+                staged = stage / c.name / f"{c.partition}={value}"
+                rows[(c.name, value)] = 0
+                for i, part in enumerate(frame.parts):
+                    piece = conform_checked(self._stamp(pl.read_parquet(part), c, value, now), c)
+                    seen = _check_disjoint(c, frame, piece, seen)
+                    self._validate_frame(c, value, piece, prepared, fields, results, (i + 1, len(frame.parts)))
+                    _write_part(piece, staged, i)
+                    rows[(c.name, value)] += piece.height
+                    del piece
         finally:
             validation.keep(self.home, results)
+        return rows
 
-    def _check_same_dataset(self, c: Contract, value: str, frame: pl.DataFrame) -> None:
+    def _validate_frame(self, c: Contract, value: str, frame: pl.DataFrame,
+                        prepared: list[tuple[Contract, str, pl.DataFrame | Slices]],
+                        fields: Mapping[str, Mapping[str, str]], results: list,
+                        part: tuple[int, int] | None = None) -> None:
+        parents = {r: self._parent_keys(r, frame, prepared) for r in c.references}
+        results.append(validation.validate(c, value, frame, parents, part))
+        validation.raise_for(results[-1], c, frame, fields.get(c.name))
+        check_keys_across_loads(self, c, value, frame)
+
+    def _check_same_dataset(self, c: Contract, value: str, frame: pl.DataFrame | Slices) -> None:
         """A partition that already holds rows of other datasets is not silently replaced by this one's."""
-        path = self.partition_path(c.name, value)
-        if c.partition == "dataset" or "dataset" not in frame.columns or not path.exists():
+        files = self.partition_files(c.name, value)
+        if c.partition == "dataset" or "dataset" not in _scan(frame).collect_schema().names() or not files:
             return
-        before = set(pl.scan_parquet(path).select("dataset").unique().collect()["dataset"].drop_nulls())
-        lost = sorted(before - set(frame["dataset"].drop_nulls()))
+        before = set(pl.scan_parquet(files).select("dataset").unique().collect()["dataset"].drop_nulls())
+        now = set(_scan(frame).select("dataset").unique().collect()["dataset"].drop_nulls())
+        lost = sorted(before - now)
         if lost:
             raise InputError(
                 f"{c.partition} {value!r} already holds {c.name} of dataset {', '.join(map(repr, lost))}; landing "
-                f"dataset {', '.join(map(repr, sorted(set(frame['dataset'].drop_nulls()))))} under it would replace "
+                f"dataset {', '.join(map(repr, sorted(now)))} under it would replace "
                 "them: choose another id, or pass --replace", field=c.partition)
 
     def _parent_keys(self, ref: Reference, child: pl.DataFrame,
-                     landing: list[tuple[Contract, str, pl.DataFrame]]) -> validation.ParentKeys:
+                     landing: list[tuple[Contract, str, pl.DataFrame | Slices]]) -> validation.ParentKeys:
         """A reference's parent ids for one landing: the lake's (without the partitions this landing replaces) plus
         this landing's frames of the parent table; only the ids the child holds, and for same_dataset references only
         of the child's datasets (with the datasets that have parent rows at all)."""
@@ -282,8 +342,9 @@ class Lake:
         cols = ["dataset", ref.field] if ref.same_dataset else [ref.field]
         schema = {col: parent.schema[col] for col in cols}
         replaced = {v for c, v, _ in landing if c.name == ref.table}
-        files = [self.partition_path(ref.table, v) for v in self.partitions(ref.table) if v not in replaced]
-        parts = [f.lazy().select(cols) for c, _, f in landing if c.name == ref.table]
+        files = [f for v in self.partitions(ref.table) if v not in replaced for f in self.partition_files(ref.table, v)]
+        parts = [_scan(f).select(pl.col(col).cast(dtype) for col, dtype in schema.items())
+                 for c, _, f in landing if c.name == ref.table]
         if files:
             parts.append(pl.scan_parquet(files, missing_columns="insert", extra_columns="ignore")
                          .select(pl.col(col).cast(dtype) for col, dtype in schema.items()))
@@ -329,8 +390,41 @@ class Lake:
             if d.exists():
                 shutil.rmtree(d, ignore_errors=True)
 
+    # ---- work areas of landings being prepared ----------------------------------------------------------------
+    @contextmanager
+    def work_dir(self) -> Iterator[Path]:
+        """A private directory for a job preparing a sliced landing (its file's slices), outside the lake (dbt and
+        `finrag build`'s change detection never see it) and removed on exit. Its owner holds an flock on its `lock`
+        file; the next `Lake()` removes a work dir whose lock is free (its job was killed)."""
+        d = self._work / uuid.uuid4().hex
+        d.mkdir(parents=True)
+        fd = os.open(d / "lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            (d / "owned").touch()  # only now may a free lock mean a dead owner (see _clean_work)
+            yield d
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+            os.close(fd)
+
+    def _clean_work(self) -> None:
+        if not self._work.exists():
+            return
+        for d in self._work.iterdir():
+            lock = d / "lock"
+            try:
+                fd = os.open(lock, os.O_RDWR)
+            except OSError:
+                continue  # being created (its lock comes next), or not ours
+            try:
+                # a free lock on an owned dir: its job died (a dir not yet owned is one whose job is starting)
+                if _try_flock(fd, fcntl.LOCK_EX) and (d / "owned").exists():
+                    shutil.rmtree(d, ignore_errors=True)
+            finally:
+                os.close(fd)
+
     @staticmethod
-    def _stamp(frame: pl.DataFrame, c: Contract, value: str) -> pl.DataFrame:
+    def _stamp(frame: pl.DataFrame, c: Contract, value: str, now: datetime | None = None) -> pl.DataFrame:
         if c.partition in frame.columns:
             bad = frame.filter(pl.col(c.partition) != value)
             if bad.height:
@@ -338,8 +432,52 @@ class Lake:
         else:
             frame = frame.with_columns(pl.lit(value).alias(c.partition))
         if "created_at" not in frame.columns:
-            frame = frame.with_columns(pl.lit(now_utc()).cast(pl.Datetime("us", "UTC")).alias("created_at"))
+            frame = frame.with_columns(pl.lit(now or now_utc()).cast(pl.Datetime("us", "UTC")).alias("created_at"))
         return frame
+
+
+WORK_DIR = "landing_work"
+
+
+def part_files(directory: Path) -> list[Path]:
+    """A partition directory's part files (part-<n>.parquet), in part order."""
+    if not directory.is_dir():
+        return []
+    parts = [(int(p.stem[len("part-"):]), p) for p in directory.glob("part-*.parquet")
+             if p.stem[len("part-"):].isdigit()]
+    return [p for _, p in sorted(parts)]
+
+
+def _write_part(frame: pl.DataFrame, directory: Path, index: int) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    frame.drop([x for x in _ORIGIN if x in frame.columns]).write_parquet(directory / f"part-{index}.parquet")
+
+
+def _scan(frame: pl.DataFrame | Slices) -> pl.LazyFrame:
+    """The rows of a frame or of every slice (slices may lack a nullable column the others have)."""
+    if not isinstance(frame, Slices):
+        return frame.lazy()
+    if not frame.parts:
+        return pl.LazyFrame()
+    return pl.concat([pl.scan_parquet(p) for p in frame.parts], how="diagonal_relaxed")
+
+
+def _check_slicing(c: Contract, frame: Slices) -> None:
+    """Uniqueness within each slice is uniqueness within the frame only when every key and unique column set holds
+    the slicing columns (a bug of the caller otherwise, not bad input)."""
+    for cols in (c.key, *c.unique):
+        if not set(frame.by) <= set(cols):
+            raise JobError(f"{c.name}: sliced by {list(frame.by)}, which {list(cols)} does not contain: a slice's "
+                           "uniqueness checks would not hold for the whole frame")
+
+
+def _check_disjoint(c: Contract, frame: Slices, piece: pl.DataFrame, seen: pl.Series | None) -> pl.Series:
+    """No value of the slicing columns in two slices (then each slice's key checks are exact); returns the values
+    seen so far."""
+    values = piece.select(pl.struct(list(frame.by)).unique().alias("v"))["v"]
+    if seen is not None and values.is_in(seen.implode()).any():
+        raise JobError(f"{c.name}: a value of {list(frame.by)} is in two slices of the landing")
+    return values if seen is None else pl.concat([seen, values])
 
 
 # ---- validation ----------------------------------------------------------------------------------------------
@@ -380,7 +518,7 @@ def check_keys_across_loads(lake: Lake, c: Contract, partition_value: str, frame
     for value in lake.partitions(c.name):
         if value == partition_value:
             continue
-        other = pl.read_parquet(lake.partition_path(c.name, value), columns=key)
+        other = pl.read_parquet(lake.partition_files(c.name, value), columns=key)
         clash = frame.select(key).with_row_index("_i").join(other, on=key, how="inner")
         if clash.height:
             i = int(clash["_i"].min())

@@ -31,10 +31,14 @@ results under gx/uncommitted/validations/, the suites under gx/expectations/), a
 (`$FINRAG_HOME/data_docs/index.html`) are updated for it. The suites, the pandas datasource and the validation
 definitions live in an in-memory (ephemeral) GX context of the process, so nothing of them is written and concurrent
 jobs never rewrite each other's GX config; what is shared (the file context's config, the stores, the docs) is written
-under a file lock (`gx/finrag.lock`). Three GX templates are overridden (python_jobs/core/gx_views/, through the
-views of python_jobs/core/gx_site.py): GX draws the index's table in the browser with jQuery and bootstrap-table from
-CDNs, so offline it lists nothing; ours is static HTML, loads no CDN script, and shows the site's own logo instead of
-fetching GX's from S3 with the context id.
+under a file lock (`gx/finrag.lock`). A frame landed in slices (`lake.Slices`, a 100M-line TREC run) is validated
+slice by slice: one stored result per slice (run name `<partition>.slice-<i>-of-<n>`, the slice in the result's
+`meta.finrag.slice`), each the verdict on exactly the rows it covers, rather than one merged result that GX never
+computed; a failed slice's result is stored beside the passed slices before it.
+
+Three GX templates are overridden (python_jobs/core/gx_views/, through the views of python_jobs/core/gx_site.py): GX
+draws the index's table in the browser with jQuery and bootstrap-table from CDNs, so offline it lists nothing; ours is
+static HTML, loads no CDN script, and shows the site's own logo instead of fetching GX's from S3 with the context id.
 
 Cost: `import great_expectations` takes 3-4.5 s, so GX is imported when a landing first validates (`finrag sql`,
 `finrag report`, `--help` never pay for it), with GX_ANALYTICS_ENABLED=False set before; the contexts are created
@@ -283,18 +287,27 @@ def _lock(home: Path) -> FileLock:
 
 
 # ---- validating ----------------------------------------------------------------------------------------------
-def validate(c: Contract, partition_value: str, frame: pl.DataFrame, parents: Mapping[Reference, ParentKeys]) -> Any:
-    """Run the table's suite on a (typed, stamped) frame; returns GX's ExpectationSuiteValidationResult."""
+def validate(c: Contract, partition_value: str, frame: pl.DataFrame, parents: Mapping[Reference, ParentKeys],
+             part: tuple[int, int] | None = None) -> Any:
+    """Run the table's suite on a (typed, stamped) frame; returns GX's ExpectationSuiteValidationResult.
+
+    `part`: (i, n) when the frame is slice i of n of a landing in slices (`lake.Slices`): each slice is a validation
+    of its own, run name `<partition>.slice-<i>-of-<n>`, with the slice in the result's meta."""
     from great_expectations.core.run_identifier import RunIdentifier
 
     definition = _definition(c.name)
     params = {parameter_name(r): list(parents[r].ids) for r in c.references}
-    run_id = RunIdentifier(run_name=f"{c.partition}={partition_value}", run_time=datetime.now(UTC))
+    run_name = f"{c.partition}={partition_value}"
+    if part is not None and part[1] > 1:
+        run_name += f".slice-{part[0]}-of-{part[1]}"
+    run_id = RunIdentifier(run_name=run_name, run_time=datetime.now(UTC))
     result = definition.run(batch_parameters={"dataframe": batch_frame(c, frame, parents)},
                             expectation_parameters=params, result_format=RESULT_FORMAT, run_id=run_id)
     files = frame["_file"].drop_nulls().unique().sort().to_list() if "_file" in frame.columns else []
     result.meta["finrag"] = {"table": c.name, "partition": f"{c.partition}={partition_value}", "rows": frame.height,
                              "files": files[:20]}
+    if part is not None and part[1] > 1:
+        result.meta["finrag"]["slice"] = {"index": part[0], "of": part[1]}
     return result
 
 

@@ -8,6 +8,7 @@ id, the question of a FinanceBench answer, duplicates within a file named as the
 from __future__ import annotations
 
 import hashlib
+import os
 from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
@@ -17,9 +18,14 @@ import polars as pl
 from python_jobs.core.console import say
 from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError
-from python_jobs.core.lake import Lake
+from python_jobs.core.lake import Lake, Slices
 
 CORPUS_CHUNKER = "corpus"  # chunker_id of BEIR corpus entries: each entry is one chunk of its own document
+# a file of more lines lands in slices of about this many (python_jobs/core/lake.py `Slices`): ~2.5 GB of peak memory
+# per slice for a TREC run (parsed, typed, Great Expectations' batch); the environment variable overrides it
+SLICE_ROWS_ENV = "FINRAG_LANDING_SLICE_ROWS"
+SLICE_ROWS = 5_000_000
+BLOCK_BYTES = 64 * 2**20  # a sliced file is read in blocks of about this size
 
 
 def file_sha256(path: Path) -> str:
@@ -30,7 +36,39 @@ def file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def land(lake: Lake, frames: list[tuple[str, str, pl.DataFrame]],
+def file_digest(path: Path) -> tuple[str, int]:
+    """The file's sha256 and its number of lines (one read)."""
+    h, lines, last = hashlib.sha256(), 0, b""
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+            lines += block.count(b"\n")
+            last = block
+    return h.hexdigest(), lines + (1 if last and not last.endswith(b"\n") else 0)
+
+
+def slice_rows() -> int:
+    """Rows per slice of a landing in slices (at least 1)."""
+    raw = os.environ.get(SLICE_ROWS_ENV)
+    try:
+        return max(1, int(raw)) if raw else SLICE_ROWS
+    except ValueError:
+        raise InputError(f"{SLICE_ROWS_ENV}={raw!r} is not a number of rows", field=SLICE_ROWS_ENV) from None
+
+
+def slice_count(lines: int) -> int:
+    """How many slices a file of `lines` lines lands in (1: the file is read and landed whole, as it always was)."""
+    return max(1, -(-lines // slice_rows()))
+
+
+def write_slice(frame: pl.DataFrame, work: Path, name: str, index: int) -> Path:
+    """A slice of a frame to land, written to the job's work dir (`Lake.work_dir`)."""
+    path = work / f"{name}-{index:05d}.parquet"
+    frame.write_parquet(path)
+    return path
+
+
+def land(lake: Lake, frames: list[tuple[str, str, pl.DataFrame | Slices]],
          fields: dict[str, dict[str, str]] | None = None) -> None:
     """One call: the lake validates every frame first and lands all of them or none. `fields`: per table, how the
     input names a contract column, so a validation error names the input's field (see `Lake.land`)."""

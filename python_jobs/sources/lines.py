@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -202,8 +202,24 @@ def read_delimited(
     last column are ignored (trec_eval reads a run line's six fields and skips the rest of the line).
     """
     path = Path(path)
-    file = str(path)
-    out: list[tuple[int, M]] = []
+    out = list(parse_delimited(_lines(path), str(path), model, columns, sep=sep, header=header, trailing=trailing))
+    if not out and not allow_empty:
+        raise _empty(str(path), columns[0])
+    return out
+
+
+def parse_delimited(
+    lines: Iterable[tuple[int, bytes]],
+    file: str,
+    model: type[M],
+    columns: Sequence[str],
+    *,
+    sep: str | None,
+    header: Sequence[Sequence[str]] | None = None,
+    trailing: bool = False,
+) -> Iterator[tuple[int, M]]:
+    """`read_delimited`'s rows, one at a time, from (line number, raw line) pairs: any part of a file (a block of a
+    sliced landing, `block_lines`) is checked exactly as the whole file would be."""
     seen_header = header is None
     norm = lambda cells: [c.strip().lower().replace("-", "_") for c in cells]  # noqa: E731
 
@@ -217,7 +233,7 @@ def read_delimited(
                 return columns[i] if i < len(columns) else f"column {i + 1}"
         return columns[0]
 
-    for line, raw in _lines(path):
+    for line, raw in lines:
         text = _decode(raw, file, line, bad_field)
         if not text.strip():
             continue
@@ -240,16 +256,47 @@ def read_delimited(
                 file=file, line=line, field=field,
             )
         try:
-            out.append((line, model.model_validate(dict(zip(columns, (c.strip() for c in cells))))))
+            yield line, model.model_validate(dict(zip(columns, (c.strip() for c in cells))))
         except ValidationError as exc:
             raise validation_error(exc, file, line) from None
-    if not out and not allow_empty:
-        raise _empty(file, columns[0])
-    return out
 
 
-def read_whitespace_frame(path: str | Path, schema: Mapping[str, pl.DataType],
-                          keep: Sequence[str] | None = None, trailing: bool = False) -> pl.DataFrame | None:
+def file_blocks(path: str | Path, block_bytes: int) -> Iterator[tuple[int, bytes]]:
+    """A file as (number of its first line, bytes) blocks of about `block_bytes`, each ending at a line end (so a
+    block holds whole lines), in file order: what a sliced landing reads the file in, one block in memory at a
+    time."""
+    first, rest = 1, b""
+    with open(path, "rb") as fh:
+        while True:
+            chunk = fh.read(block_bytes)
+            if not chunk:
+                break
+            data = rest + chunk
+            end = data.rfind(b"\n") + 1
+            if not end:  # no line end yet: a line longer than a block
+                rest = data
+                continue
+            block, rest = data[:end], data[end:]
+            yield first, block
+            first += block.count(b"\n")
+    if rest:
+        yield first, rest
+
+
+def block_lines(first: int, block: bytes) -> Iterator[tuple[int, bytes]]:
+    """The (line number, raw line) pairs of a `file_blocks` block, as `_lines` gives them for the whole file."""
+    parts = block.split(b"\n")
+    if parts and parts[-1] == b"":
+        parts.pop()
+    for i, raw in enumerate(parts, start=first):
+        if i == 1 and raw.startswith(b"\xef\xbb\xbf"):
+            raw = raw[3:]
+        yield i, raw.rstrip(b"\r\n")
+
+
+def read_whitespace_frame(path: str | Path | bytes, schema: Mapping[str, pl.DataType],
+                          keep: Sequence[str] | None = None, trailing: bool = False,
+                          first_line: int = 1) -> pl.DataFrame | None:
     """A whitespace-delimited file (TREC qrels and runs) read in one vectorised pass: `_line` (1-based) plus the
     `schema` columns (or only those in `keep`: the others are checked, not kept), blank lines skipped; None when any
     line is not plainly well-formed (not UTF-8, a wrong column count, a value that does not cast, a non-finite
@@ -257,7 +304,9 @@ def read_whitespace_frame(path: str | Path, schema: Mapping[str, pl.DataType],
 
     Per-line pydantic parsing (`read_delimited`) costs ~2 GB and ~18 s per million lines. Callers use this first and
     fall back to `read_delimited` on None: that reader decides what is accepted and names the file, line and field
-    of what is not, so both paths accept the same files and only the well-formed ones take the fast one."""
+    of what is not, so both paths accept the same files and only the well-formed ones take the fast one.
+
+    `path` may also be a block of a file's bytes (`file_blocks`) whose first line is line `first_line`."""
     names = list(schema)
     kept = [n for n in names if keep is None or n in keep]
     cells = r"^\s*" + r"\s+".join(r"(\S+)" for _ in names) + (r"(?:\s.*)?$" if trailing else r"\s*$")
@@ -268,7 +317,7 @@ def read_whitespace_frame(path: str | Path, schema: Mapping[str, pl.DataType],
         frame = (
             pl.scan_csv(path, has_header=False, separator="\x01", quote_char=None, new_columns=["text"],
                         schema={"text": pl.String}, encoding="utf8")
-            .with_row_index("_line", offset=1)
+            .with_row_index("_line", offset=first_line)
             .with_columns(pl.col("text").str.strip_chars_start("\ufeff"))
             .filter(pl.col("text").str.strip_chars().str.len_bytes() > 0)
             .select(pl.col("_line").cast(pl.Int64), pl.col("text").str.extract_groups(cells).alias("cells"))

@@ -333,3 +333,94 @@ def test_a_landing_waits_while_a_build_reads_the_lake(home: Path) -> None:
     assert writer.returncode == 0 and out.strip() == "landed"
     assert "waiting for the lake: another job is landing, or a build is reading the lake" in err
     assert Lake(home).partitions("documents") == ["W"]
+
+
+# ---- landings in slices ----------------------------------------------------------------------------------------
+def doc_slices(tmp: Path, n_parts: int, per_part: int, title: str = "t") -> lake_mod.Slices:
+    """documents in `n_parts` Parquet slice files (sliced by doc_id: each id in one slice), with _file / _line."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for i in range(n_parts):
+        ids = [f"d{i}-{j}" for j in range(per_part)]
+        frame = docs(ids).with_columns(pl.lit(title).alias("title"), pl.lit("docs.jsonl").alias("_file"),
+                                       pl.Series("_line", [i * per_part + j + 1 for j in range(per_part)]))
+        paths.append(tmp / f"slice-{i}.parquet")
+        frame.write_parquet(paths[-1])
+    return lake_mod.Slices(paths, ("doc_id",), n_parts * per_part)
+
+
+def test_slices_land_as_part_files_of_one_partition(home: Path, tmp_path: Path) -> None:
+    lake = Lake(home)
+    landed = lake.land([("documents", "a", doc_slices(tmp_path, 3, 4)), ("questions", "a", questions(["q1"]))])
+    assert [x.rows for x in landed] == [12, 1]
+    assert [p.name for p in lake.partition_files("documents", "a")] == [f"part-{i}.parquet" for i in range(3)]
+    assert lake.read_partition("documents", "a").height == 12 == lake.read("documents").height
+    assert lake.read("documents")["created_at"].n_unique() == 1
+    # landing the partition again in one piece replaces every part file
+    lake.land_one("documents", "a", docs(["d0-0"]))
+    assert [p.name for p in lake.partition_files("documents", "a")] == ["part-0.parquet"]
+    assert lake.read("documents")["doc_id"].to_list() == ["d0-0"]
+
+
+def test_a_bad_row_in_a_later_slice_lands_nothing(home: Path, tmp_path: Path) -> None:
+    lake = Lake(home)
+    lake.land_one("documents", "a", docs(["old"]))
+    sliced = doc_slices(tmp_path, 3, 4)
+    pl.read_parquet(sliced.parts[2]).with_columns(
+        pl.when(pl.col("_line") == 11).then(pl.lit(-1)).otherwise(None).alias("n_pages")).write_parquet(sliced.parts[2])
+    with pytest.raises(InputError) as err:
+        lake.land([("documents", "a", sliced)])
+    assert str(err.value) == "file docs.jsonl, line 11, field 'n_pages': documents: value below 0"
+    assert lake.read("documents")["doc_id"].to_list() == ["old"]
+    assert leftovers(home, "_staging") == []
+
+
+def test_slices_must_not_share_a_value_of_the_slicing_columns(home: Path, tmp_path: Path) -> None:
+    sliced = doc_slices(tmp_path, 2, 3)
+    pl.read_parquet(sliced.parts[0]).with_columns(pl.lit("d1-0").alias("doc_id")).head(1).write_parquet(
+        sliced.parts[0])
+    with pytest.raises(lake_mod.JobError, match="in two slices"):
+        Lake(home).land([("documents", "a", sliced)])
+    with pytest.raises(lake_mod.JobError, match="does not contain"):  # slicing columns outside the key
+        Lake(home).land([("documents", "b", lake_mod.Slices(sliced.parts, ("title",), 4))])
+    assert Lake(home).partitions("documents") == []
+
+
+SIGKILL_SLICES_SCRIPT = """
+import sys
+from pathlib import Path
+import polars as pl
+from python_jobs.core.lake import Lake, Slices
+lake = Lake(sys.argv[1])
+work = Path(sys.argv[2])
+n, parts = 50_000, 4
+i = 0
+while True:
+    i += 1
+    paths = []
+    for p in range(parts):
+        frame = pl.DataFrame({"doc_id": [f"d{p}-{j}" for j in range(n)], "dataset": ["ds"] * n,
+                              "doc_type": ["10-K"] * n, "has_content": [True] * n, "title": [str(i)] * n})
+        paths.append(work / f"{i}-{p}.parquet")
+        frame.write_parquet(paths[-1])
+    lake.land([("documents", "a", Slices(paths, ("doc_id",), n * parts))])
+"""
+
+
+def test_sigkill_never_leaves_a_partial_sliced_partition(home: Path, tmp_path: Path) -> None:
+    """A real process, killed at arbitrary moments while it keeps re-landing a partition of 4 slices."""
+    target = home / "lake" / "documents" / "load_id=a" / "part-3.parquet"
+    for delay in (0.05, 0.3, 0.7, 1.3):
+        proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(SIGKILL_SLICES_SCRIPT), str(home),
+                                 str(tmp_path)], cwd=PROJECT)
+        deadline = time.monotonic() + 60
+        while not target.exists() and time.monotonic() < deadline:  # kill only once landings are under way
+            time.sleep(0.02)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        frame = Lake(home).read("documents")
+        assert frame.height == 200_000
+        assert frame["title"].n_unique() == 1  # one whole landing, never a mix of two
+        assert len(Lake(home).partition_files("documents", "a")) == 4
+        assert leftovers(home, "_staging") == []
