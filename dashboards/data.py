@@ -144,6 +144,53 @@ def own_granularity_metrics(home: Path) -> list[tuple[str, str, str]]:
 
 # ---------------------------------------------------------------------------------------------------- leaderboard
 
+# granularities from the finest to the coarsest: the leaderboard's default is the finest one with data
+GRANULARITIES = ("chunk", "page", "doc")
+
+
+def _short_model(name: str | None) -> str | None:
+    """An embedder / model path's last component (sentence-transformers/all-MiniLM-L6-v2 -> all-MiniLM-L6-v2)."""
+    return None if name is None else name.rstrip("/").rsplit("/", 1)[-1]
+
+
+def _splits(splits: Sequence[str] | None) -> str:
+    return "all splits" if not splits else "split " + "+".join(splits)
+
+
+def run_labels(home: Path) -> dict[str, str]:
+    """run id -> a label that says what the run is: a retrieval run's retriever, condition, k, question split and
+    embedder; an answer run's mode, model and (RAG) retrieval run; a judge run's model and the answer run it judged.
+    Read from the lake's run tables (the runs' own configuration); ids without a run row are left out."""
+    labels: dict[str, str] = {}
+    retrieval = query(home, """
+        select run_id, retriever, condition, k, embedder, reranker, question_splits from lake_retrieval_runs
+    """, lake=["retrieval_runs"])
+    for r in ([] if retrieval is None else retrieval.iter_rows(named=True)):
+        parts = [r["retriever"], r["condition"], f"k={r['k']}" if r["k"] is not None else None,
+                 _splits(r["question_splits"]), _short_model(r["embedder"]), _short_model(r["reranker"])]
+        labels[r["run_id"]] = " · ".join(p for p in parts if p)
+    generation = query(home, """
+        select run_id, model, eval_mode, retrieval_run_id, question_splits from lake_generation_runs
+    """, lake=["generation_runs"])
+    for r in ([] if generation is None else generation.iter_rows(named=True)):
+        parts = [r["eval_mode"], _short_model(r["model"]), _splits(r["question_splits"])]
+        label = " · ".join(p for p in parts if p)
+        if r["retrieval_run_id"]:
+            label += f" over [{labels.get(r['retrieval_run_id'], r['retrieval_run_id'])}]"
+        labels[r["run_id"]] = label
+    judges = query(home, "select judge_run_id, answer_run_id, judge_model from lake_judge_runs", lake=["judge_runs"])
+    for r in ([] if judges is None else judges.iter_rows(named=True)):
+        labels[r["judge_run_id"]] = (f"judge {_short_model(r['judge_model'])} of "
+                                     f"[{labels.get(r['answer_run_id'], r['answer_run_id'])}]")
+    return labels
+
+
+def run_label(labels: dict[str, str], run_id: str) -> str:
+    """How a selector shows a run: its label, then its id (ids stay visible: links and the CLI take them)."""
+    label = labels.get(run_id)
+    return f"{label}  ({run_id})" if label else run_id
+
+
 def datasets(home: Path) -> list[str]:
     found: set[str] = set()
     for mart in ("mart_retrieval_leaderboard", "mart_generation_leaderboard", "mart_judge_leaderboard"):
@@ -157,6 +204,60 @@ def retrieval_ks(home: Path) -> list[int]:
     frame = query(home, "select distinct k from mart_retrieval_leaderboard order by k",
                   marts=["mart_retrieval_leaderboard"])
     return [] if frame is None else frame["k"].to_list()
+
+
+def retrieval_granularities(home: Path, datasets_: Sequence[str] | None = None) -> list[str]:
+    """The granularities at which the multi-granularity retrieval metrics (MAP, nDCG, ...) have a scored run in
+    these datasets, finest first: a BEIR dataset has no pages, so it has chunk and doc only."""
+    where, params = _in_list("dataset", datasets_)
+    frame = query(home, f"""
+        select distinct board.granularity
+        from mart_retrieval_leaderboard as board
+        inner join dim_metrics using (metric)
+        where len(dim_metrics.granularities) > 1 and board.mean is not null and {where}
+    """, params, marts=["mart_retrieval_leaderboard", "dim_metrics"])
+    found = set() if frame is None else set(frame["granularity"].to_list())
+    return [g for g in GRANULARITIES if g in found] + sorted(found - set(GRANULARITIES))
+
+
+def retrieval_metric_by_k(home: Path, metric: str, granularity: str,
+                          datasets_: Sequence[str] | None = None) -> pl.DataFrame | None:
+    """Each run's mean of one metric at every k the mart holds (k = 0, the whole ranking, left out): the
+    metric-vs-k curves. A one-granularity metric (doc_rec, page_rec) at its own granularity."""
+    where, params = _in_list("dataset", datasets_)
+    return query(home, f"""
+        select board.run_id, board.k, board.mean, board.n_questions
+        from mart_retrieval_leaderboard as board
+        inner join dim_metrics using (metric)
+        where board.metric = ? and board.k > 0 and {where}
+            and board.granularity = case when len(dim_metrics.granularities) = 1
+                                         then dim_metrics.granularities[1] else ? end
+        order by board.run_id, board.k
+    """, [metric, *params, granularity], marts=["mart_retrieval_leaderboard", "dim_metrics"])
+
+
+def compared_to(home: Path, leader: str, metric: str, granularity: str | None,
+                k: int | None) -> pl.DataFrame | None:
+    """mart_run_comparison's pairs of `leader` with any other run on one metric, oriented as run − leader:
+    run_id, n_questions, delta, ci_low, ci_high, p_randomization (the mart may hold a pair either way, or both)."""
+    return query(home, """
+        with pairs as (
+            select * from mart_run_comparison
+            where metric = ? and granularity is not distinct from ? and k is not distinct from ?
+        ),
+        oriented as (
+            select run_b as run_id, 1 as orientation, n_questions, delta, ci_low, ci_high, p_randomization
+            from pairs where run_a = ?
+            union all
+            select run_a as run_id, 2 as orientation, n_questions, -delta as delta, -ci_high as ci_low,
+                   -ci_low as ci_high, p_randomization
+            from pairs where run_b = ?
+        )
+        -- a pair the mart holds both ways once: leader as A first
+        select run_id, n_questions, delta, ci_low, ci_high, p_randomization
+        from oriented
+        qualify row_number() over (partition by run_id order by orientation) = 1
+    """, [metric, granularity, k, leader, leader], marts=["mart_run_comparison"])
 
 
 def retrieval_leaderboard(home: Path, k: int, granularity: str = "page",
@@ -493,3 +594,152 @@ def answers(home: Path, dataset: str, question_id: str) -> pl.DataFrame | None:
         where lake_answers.question_id = ?
         order by lake_answers.run_id
     """, [dataset, question_id], marts=["fct_generation_question_scores"], lake=["answers", "generation_runs"])
+
+
+# ---------------------------------------------------------------------------------------------------- empty states
+
+def lake_datasets(home: Path) -> pl.DataFrame | None:
+    """What the lake holds per dataset: questions (and how many have reference answers), documents, pages, chunks,
+    retrieval runs, answer runs and judge runs. None when nothing is ingested (no question in the lake)."""
+    counts = query(home, """
+        with questions as (
+            select dataset, count(*) as n_questions,
+                   count(*) filter (where len(reference_answers) > 0) as n_with_reference
+            from lake_questions where split is distinct from 'dropped'
+            group by dataset
+        ),
+        documents as (select dataset, count(*) as n_documents from lake_documents group by dataset),
+        pages as (select dataset, count(*) as n_pages from lake_pages group by dataset),
+        chunks as (select dataset, count(*) as n_chunks from lake_chunks group by dataset),
+        retrieval as (select dataset, count(*) as n_retrieval_runs from lake_retrieval_runs group by dataset),
+        answer_runs as (select dataset, count(*) as n_answer_runs from lake_generation_runs group by dataset),
+        judge_runs as (
+            select answer_runs.dataset, count(*) as n_judge_runs
+            from lake_judge_runs
+            inner join lake_generation_runs as answer_runs on answer_runs.run_id = lake_judge_runs.answer_run_id
+            group by answer_runs.dataset
+        )
+        select
+            questions.dataset,
+            questions.n_questions,
+            questions.n_with_reference,
+            coalesce(documents.n_documents, 0) as n_documents,
+            coalesce(pages.n_pages, 0) as n_pages,
+            coalesce(chunks.n_chunks, 0) as n_chunks,
+            coalesce(retrieval.n_retrieval_runs, 0) as n_retrieval_runs,
+            coalesce(answer_runs.n_answer_runs, 0) as n_answer_runs,
+            coalesce(judge_runs.n_judge_runs, 0) as n_judge_runs
+        from questions
+        left join documents using (dataset)
+        left join pages using (dataset)
+        left join chunks using (dataset)
+        left join retrieval using (dataset)
+        left join answer_runs using (dataset)
+        left join judge_runs using (dataset)
+        order by questions.dataset
+    """, lake=["questions", "documents", "pages", "chunks", "retrieval_runs", "generation_runs", "judge_runs"])
+    return None if counts is None or counts.is_empty() else counts
+
+
+def lake_runs(home: Path) -> pl.DataFrame | None:
+    """Every run in the lake, newest first: kind (retrieval, answer, judge), run id, dataset, label and when it
+    landed (what `finrag ls` prints)."""
+    labels = run_labels(home)
+    runs = query(home, """
+        with answer_runs as (select run_id, dataset, created_at from lake_generation_runs)
+        select 'retrieval' as kind, run_id, dataset, created_at from lake_retrieval_runs
+        union all
+        select 'answer' as kind, run_id, dataset, created_at from answer_runs
+        union all
+        select 'judge' as kind, judge_runs.judge_run_id as run_id, answer_runs.dataset, judge_runs.created_at
+        from lake_judge_runs as judge_runs
+        left join answer_runs on answer_runs.run_id = judge_runs.answer_run_id
+        order by created_at desc, run_id
+    """, lake=["retrieval_runs", "generation_runs", "judge_runs"])
+    if runs is None:
+        return None
+    return runs.with_columns(
+        pl.col("run_id").map_elements(lambda r: labels.get(r, ""), return_dtype=pl.String).alias("label"))
+
+
+def judgment_failures(home: Path, datasets_: Sequence[str] | None = None) -> pl.DataFrame | None:
+    """Per judge run and metric of the lake: judgments ok / failed and the first error, for the runs whose every
+    judgment of a metric failed (mart_judge_leaderboard has then no mean to show)."""
+    where, params = _in_list("answer_runs.dataset", datasets_)
+    return query(home, f"""
+        select judgments.judge_run_id, judge_runs.answer_run_id, judgments.metric,
+               count(*) filter (where judgments.status = 'ok') as n_ok,
+               count(*) filter (where judgments.status = 'failed') as n_failed,
+               min(judgments.error) filter (where judgments.status = 'failed') as first_error
+        from lake_judgments as judgments
+        inner join lake_judge_runs as judge_runs using (judge_run_id)
+        left join lake_generation_runs as answer_runs on answer_runs.run_id = judge_runs.answer_run_id
+        where {where}
+        group by all
+        having count(*) filter (where judgments.status = 'ok') = 0
+            and count(*) filter (where judgments.status = 'failed') > 0
+        order by judgments.judge_run_id, judgments.metric
+    """, params, lake=["judgments", "judge_runs", "generation_runs"])
+
+
+def diagnose(home: Path, what: str, datasets_: Sequence[str] | None = None) -> tuple[str, str]:
+    """Why a page (section) has nothing to show, found in the lake and the published marts, and the command that
+    fixes it: (reason, command). `what`: retrieval, page (page-level metrics), generation, judged, agreement,
+    costs, qa_generation, or anything else (only the home-wide causes)."""
+    found = lake_datasets(home)
+    if found is None:
+        return ("nothing is ingested in this home (the lake has no question)",
+                "finrag ingest financebench --questions Q.jsonl --documents D.jsonl --pdfs DIR  (or `finrag demo`)")
+    manifest = export_manifest(home)
+    if manifest is None:
+        return ("no mart is published yet (the lake has data, but no build ran)", "finrag build")
+    scope = found.filter(pl.col("dataset").is_in(list(datasets_))) if datasets_ else found
+    names = ", ".join(scope["dataset"]) or "these datasets"
+    first = scope["dataset"][0] if scope.height else "DATASET"
+    if what == "page":
+        without = scope.filter(pl.col("n_pages") == 0)["dataset"].to_list()
+        if without:
+            return (f"{', '.join(without)} has no pages (a BEIR / TREC corpus has documents only): page-level "
+                    "metrics (PageRec, page granularity) do not exist for it; pick chunk or doc",
+                    "finrag ingest financebench … --pdfs DIR  (a corpus with PDF pages)")
+    if what in ("retrieval", "page"):
+        if scope.is_empty() or scope["n_retrieval_runs"].sum() == 0:
+            if scope.height and scope["n_chunks"].sum() == 0 and scope["n_documents"].sum() > 0:
+                return (f"{names} has documents but no chunks to retrieve from",
+                        f"finrag chunk --dataset {first} && finrag retrieve --retriever bm25 --dataset {first}")
+            return f"no retrieval run on {names}", f"finrag retrieve --retriever bm25 --dataset {first} --k 10"
+    if what == "generation":
+        if scope.is_empty() or scope["n_answer_runs"].sum() == 0:
+            return (f"no answer run on {names}",
+                    f"finrag answer --closed-book --dataset {first}  (or --retrieval-run RUN for RAG)")
+        no_reference = scope.filter((pl.col("n_answer_runs") > 0) & (pl.col("n_with_reference") == 0))
+        if no_reference.height:
+            return (f"the questions of {', '.join(no_reference['dataset'])} have no reference answers, so no "
+                    "lexical metric can score their answers (judged metrics can)",
+                    "finrag judge --answer-run RUN --metrics correctness  (or ingest questions with answers)")
+    if what in ("judged", "agreement"):
+        if scope.is_empty() or scope["n_judge_runs"].sum() == 0:
+            return (f"no judge run on {names}' answers",
+                    "finrag judge --answer-run RUN --metrics correctness")
+        failures = judgment_failures(home, datasets_)
+        if failures is not None and failures.height:
+            f = failures.row(0, named=True)
+            return (f"every {f['metric']} judgment of {f['judge_run_id']} failed ({f['n_failed']}; first error: "
+                    f"{(f['first_error'] or '?')[:160]})",
+                    f"finrag judge --answer-run {f['answer_run_id']} --metrics {f['metric']}  (once the endpoint "
+                    "answers; failed judgments are retried)")
+        if what == "agreement":
+            return ("no judge run judged an answer run that has human labels",
+                    "finrag import-human-labels FILE && finrag judge --answer-run LABELLED_RUN")
+    if what == "costs":
+        calls = query(home, "select count(*) as n from lake_llm_calls", lake=["llm_calls"])
+        if calls is None or calls["n"][0] == 0:
+            return ("no LLM call is in the ledger (no answer, judge, HyDE or QA-generation run yet)",
+                    f"finrag answer --closed-book --dataset {first}")
+    if what == "qa_generation":
+        attempts = query(home, "select count(*) as n from lake_qa_generation_attempts",
+                         lake=["qa_generation_attempts"])
+        if attempts is None or attempts["n"][0] == 0:
+            return ("no QA-generation run", f"finrag generate-qa --dataset {first}")
+    return ("the lake has data the published marts do not show yet (it changed after the last build)",
+            "finrag build")

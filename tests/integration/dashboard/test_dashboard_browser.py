@@ -30,9 +30,9 @@ def page_expectations(dash: DashHome) -> dict[str, tuple[dict[str, str], list[st
     """page -> (query parameters, texts that must be visible), the numbers read from the published marts."""
     f, home = dash.facts, dash.home
     board = mart(home, "mart_retrieval_leaderboard").filter(pl.col("k") == 5)
-    page_rec = board.filter((pl.col("run_id") == f["bm25"]) & (pl.col("metric") == "page_rec"))["mean"].item()
-    exact = mart(home, "mart_generation_leaderboard").filter(
-        (pl.col("run_id") == f["rag"]) & (pl.col("metric") == "exact_match"))["mean"].item()
+    # the leaderboard's tables are canvas (st.dataframe): the numbers in text are the best runs' tiles
+    page_rec = board.filter(pl.col("metric") == "page_rec")["mean"].max()
+    exact = mart(home, "mart_generation_leaderboard").filter(pl.col("metric") == "exact_match")["mean"].max()
     cells = mart(home, "mart_topic_task_matrix").filter(
         (pl.col("run_id") == f["rag"]) & (pl.col("metric") == "exact_match") & (pl.col("topic_level") == 2))
     cell = cells.sort("topic_en", "task").row(0, named=True)
@@ -44,7 +44,9 @@ def page_expectations(dash: DashHome) -> dict[str, tuple[dict[str, str], list[st
     ).row(0, named=True)
     question = mart(home, "dim_questions").filter(pl.col("question_id") == f["flip_question"]).row(0, named=True)
     return {
-        "leaderboard": ({}, [f["bm25"], f["rag"], f["judge"], fmt(page_rec), fmt(exact)]),
+        "leaderboard": ({"metric": "page_rec", "generation_metric": "exact_match"},
+                        [f["bm25"], f["rag"], f["judge"], "bm25 · full · k=5 · split test", "PageRec@5 (page level)",
+                         fmt(page_rec), fmt(exact)]),
         "heatmap": ({"run": f["rag"], "metric": "exact_match", "level": "2"},
                     [f["rag"], cell["topic_en"], fmt(cell["mean"])]),
         "slices": ({"run": f["bm25"], "k": "5", "dimension": "question_type"},

@@ -178,3 +178,58 @@ def test_exposures_in_dbt_docs_and_no_publish(dash: DashHome) -> None:
     assert deps["dashboard_run_vs_run"] == {"model.finrag.mart_run_comparison", "model.finrag.dim_metrics",
                                             "model.finrag.fct_question_metric_scores", "model.finrag.dim_questions"}
     assert (home / "exports" / "marts" / "_manifest.json").read_text() == manifest_before
+
+
+def test_run_labels_say_what_each_run_is(dash: DashHome) -> None:
+    labels = data.run_labels(dash.home)
+    f = dash.facts
+    assert labels[f["bm25"]] == "bm25 · full · k=5 · split test"
+    assert labels[f["oracle"]] == "bm25 · oracle_page · k=5 · split test"
+    assert labels[f["closed"]] == "closed_book · fake-model · split test"
+    assert labels[f["rag"]] == "rag · fake-model · split test over [bm25 · full · k=5 · split test]"
+    assert labels[f["judge"]] == "judge fake-model of [closedBook · gpt-4 · all splits]"
+    assert data.run_label(labels, f["bm25"]) == f"bm25 · full · k=5 · split test  ({f['bm25']})"
+    assert data.run_label(labels, "unknown") == "unknown"
+
+
+def test_granularities_finest_first_with_data(dash: DashHome) -> None:
+    # the synthetic corpus has chunk-level evidence, so every granularity; financebench has no retrieval run here
+    assert data.retrieval_granularities(dash.home) == ["chunk", "page", "doc"]
+    assert data.retrieval_granularities(dash.home, ["financebench"]) == []
+
+
+def test_comparison_to_the_leader_is_oriented_run_minus_leader(dash: DashHome) -> None:
+    f = dash.facts
+    pairs = data.compared_to(dash.home, f["oracle"], "ndcg", "page", 5)
+    assert pairs["run_id"].to_list() == [f["bm25"]]  # once, whichever way round the mart holds the pair
+    mart = pl.read_parquet(dash.home / "exports" / "marts" / "mart_run_comparison.parquet").filter(
+        (pl.col("metric") == "ndcg") & (pl.col("granularity") == "page") & (pl.col("k") == 5)
+        & (pl.col("run_a") == f["bm25"]) & (pl.col("run_b") == f["oracle"])).row(0, named=True)
+    got = pairs.row(0, named=True)
+    assert got["delta"] == pytest.approx(-mart["delta"]) and got["delta"] < 0
+    assert (got["ci_low"], got["ci_high"]) == pytest.approx((-mart["ci_high"], -mart["ci_low"]))
+    back = data.compared_to(dash.home, f["bm25"], "ndcg", "page", 5).row(0, named=True)
+    assert back["delta"] == pytest.approx(mart["delta"])
+
+
+def test_metric_against_k(dash: DashHome) -> None:
+    curves = data.retrieval_metric_by_k(dash.home, "page_rec", "chunk")  # page_rec: at its own granularity
+    mart = pl.read_parquet(dash.home / "exports" / "marts" / "mart_retrieval_leaderboard.parquet").filter(
+        (pl.col("metric") == "page_rec") & (pl.col("k") > 0))
+    assert curves.height == mart.height and 0 not in curves["k"].to_list()
+    one = curves.filter((pl.col("run_id") == dash.facts["bm25"]) & (pl.col("k") == 5))["mean"].item()
+    assert one == mart.filter((pl.col("run_id") == dash.facts["bm25"]) & (pl.col("k") == 5))["mean"].item()
+
+
+def test_empty_states_name_the_real_cause(dash: DashHome, tmp_path: Path) -> None:
+    reason, command = data.diagnose(tmp_path, "retrieval")
+    assert "nothing is ingested" in reason and command.startswith("finrag ingest")
+    # financebench has documents but no PDFs, so no chunk
+    reason, command = data.diagnose(dash.home, "retrieval", ["financebench"])
+    assert "no chunks" in reason and command.startswith("finrag chunk --dataset financebench")
+    reason, command = data.diagnose(dash.home, "judged", ["demo_synthetic"])
+    assert "no judge run" in reason and "finrag judge" in command
+    counts = data.lake_datasets(dash.home)
+    synthetic = counts.filter(pl.col("dataset") == DATASET).row(0, named=True)
+    assert synthetic["n_retrieval_runs"] == 2 and synthetic["n_answer_runs"] == 2 and synthetic["n_pages"] > 0
+    assert counts.filter(pl.col("dataset") == "financebench")["n_judge_runs"].item() == 1
