@@ -743,3 +743,90 @@ def diagnose(home: Path, what: str, datasets_: Sequence[str] | None = None) -> t
             return ("no QA-generation run", f"finrag generate-qa --dataset {first}")
     return ("the lake has data the published marts do not show yet (it changed after the last build)",
             "finrag build")
+
+
+# ------------------------------------------------------------------------------------------ drill-down (diagnosis)
+
+def first_gold_ranks(chunks: pl.DataFrame) -> pl.DataFrame:
+    """Per retrieval run of retrieved_chunks' frame: the rank of the first gold unit at chunk, page and document
+    granularity (the marks fct_retrieval_results_judged gives, not re-decided; null: no gold unit retrieved), the
+    hits among the results and the results."""
+    return chunks.group_by("run_id", maintain_order=True).agg(
+        pl.col("chunk_rank").filter(pl.col("chunk_hit")).min().alias("first_gold_chunk"),
+        pl.col("page_rank").filter(pl.col("page_hit")).min().alias("first_gold_page"),
+        pl.col("doc_rank").filter(pl.col("doc_hit")).min().alias("first_gold_doc"),
+        pl.col("chunk_hit").sum().cast(pl.Int64).alias("hits"),
+        pl.len().cast(pl.Int64).alias("results"),
+    )
+
+
+def prompt_chunks(home: Path, dataset: str, question_id: str) -> pl.DataFrame | None:
+    """The chunks each RAG answer run put into the question's prompt (lake answers' context_chunk_ids, in prompt
+    order): answer run, its retrieval run, chunk id, position in the prompt (1-based)."""
+    return query(home, """
+        with runs as (
+            select run_id, retrieval_run_id from lake_generation_runs
+            where dataset = ? and retrieval_run_id is not null
+        )
+        select answers.run_id as answer_run_id, runs.retrieval_run_id, context.chunk_id,
+               context.prompt_position
+        from lake_answers as answers
+        inner join runs using (run_id)
+        cross join unnest(answers.context_chunk_ids) with ordinality as context (chunk_id, prompt_position)
+        where answers.question_id = ?
+        order by answers.run_id, context.prompt_position
+    """, [dataset, question_id], lake=["answers", "generation_runs"])
+
+
+def judge_verdicts(home: Path, dataset: str, question_id: str) -> pl.DataFrame | None:
+    """Every judgment of the question's answers (fct_judge_scores): judge run, answer run, metric, status (ok /
+    not_applicable / failed), raw and normalised score, the judge's rationale and, when it failed, the error; in the
+    registry's metric order."""
+    return query(home, """
+        select scores.answer_run_id, scores.judge_run_id, scores.judge_model, scores.metric, scores.status,
+               scores.raw_score, scores.normalized_score, scores.rationale, scores.error
+        from fct_judge_scores as scores
+        left join dim_metrics using (metric)
+        where scores.dataset = ? and scores.question_id = ?
+        order by scores.answer_run_id, scores.judge_run_id, dim_metrics.display_order, scores.metric
+    """, [dataset, question_id], marts=["fct_judge_scores", "dim_metrics"])
+
+
+def run_parents(home: Path) -> dict[str, list[str]]:
+    """run id -> the runs it was made from (an answer run's retrieval run, a judge run's answer run), so a link
+    naming a judge run also shows its answer run and that answer's retrieval run."""
+    parents: dict[str, list[str]] = {}
+    generation = query(home, "select run_id, retrieval_run_id from lake_generation_runs", lake=["generation_runs"])
+    for r in ([] if generation is None else generation.iter_rows(named=True)):
+        parents[r["run_id"]] = [r["retrieval_run_id"]] if r["retrieval_run_id"] else []
+    judges = query(home, "select judge_run_id, answer_run_id from lake_judge_runs", lake=["judge_runs"])
+    for r in ([] if judges is None else judges.iter_rows(named=True)):
+        parents[r["judge_run_id"]] = [r["answer_run_id"]]
+    return parents
+
+
+def with_ancestors(parents: dict[str, list[str]], runs: Iterable[str]) -> list[str]:
+    """The runs and every run they were made from, in order, each once."""
+    out: list[str] = []
+    todo = list(runs)
+    while todo:
+        run = todo.pop(0)
+        if run and run not in out:
+            out.append(run)
+            todo.extend(parents.get(run, []))
+    return out
+
+
+def judge_disagreements(home: Path, judge_run_id: str, metric: str, label_set: str) -> pl.DataFrame | None:
+    """The questions where one judge run's class differs from the human label's (fct_judge_human_pairs, scored
+    pairs only): question, judge and human class and raw scores, the dataset and answer run (for the drill-down)."""
+    return query(home, """
+        select pairs.question_id, pairs.dataset, pairs.answer_run_id, pairs.judge_class, pairs.human_class,
+               pairs.judge_raw_score, pairs.human_raw_score, pairs.human_label, dim_questions.question
+        from fct_judge_human_pairs as pairs
+        left join dim_questions on dim_questions.dataset = pairs.dataset
+            and dim_questions.question_id = pairs.question_id
+        where pairs.judge_run_id = ? and pairs.metric = ? and pairs.label_set = ? and pairs.is_scored
+            and pairs.judge_class is distinct from pairs.human_class
+        order by pairs.question_id
+    """, [judge_run_id, metric, label_set], marts=["fct_judge_human_pairs", "dim_questions"])

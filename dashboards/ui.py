@@ -7,10 +7,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import altair as alt
 import polars as pl
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 from dashboards import data
 
@@ -99,6 +101,21 @@ def pick(label: str, options: Sequence[Any], key: str, param: str | None = None,
             index = matches[0]
             break
     return st.selectbox(label, options, index=index, key=key, format_func=format_func)
+
+
+VIEWS = Path(__file__).resolve().parent / "views"
+
+
+def drilldown_link(label: str, question_id: str, dataset: str | None, runs: Sequence[str] = ()) -> None:
+    """A link to the drill-down of one question, with the runs to show (the drill-down adds the runs they were made
+    from): an in-app page link, or, when the page runs outside the app's navigation (a test of one page), a
+    plain link to the same URL."""
+    params = {"question_id": question_id, **({"dataset": dataset} if dataset else {}),
+              **({"runs": ",".join(runs)} if runs else {})}
+    try:
+        st.page_link(str(VIEWS / "drilldown.py"), label=label, icon=":material/search:", query_params=params)
+    except StreamlitAPIException:
+        st.markdown(f"[{label}](drilldown?{urlencode(params)})")
 
 
 def sidebar_status(h: Path) -> None:

@@ -15,15 +15,19 @@ import streamlit as st  # noqa: E402
 
 from dashboards import data, ui  # noqa: E402
 
+MAX_LINKS = 25
+
 home = ui.home()
 st.title("Run vs run")
 options = data.comparable_metrics(home)
 if options is None or options.is_empty():
-    ui.no_data("no per-question scores (fct_question_metric_scores)")
+    ui.empty_state(home, "retrieval")
     st.stop()
 
 runs = options.select("run_id", "run_kind", "dataset").unique(maintain_order=True)
-labels = {r["run_id"]: f"{r['run_id']}  ({r['run_kind']}, {r['dataset']})" for r in runs.iter_rows(named=True)}
+run_labels = data.run_labels(home)
+labels = {r["run_id"]: f"{data.run_label(run_labels, r['run_id'])}  [{r['run_kind']}, {r['dataset']}]"
+          for r in runs.iter_rows(named=True)}
 run_ids = list(labels)
 cols = st.columns(2)
 with cols[0]:
@@ -121,6 +125,13 @@ if flipped.is_empty():
     st.write("No question flipped.")
 else:
     ui.show_table(flipped.select("question_id", "passes_in", "value_a", "value_b", "diff", "question"))
+    st.markdown("**Why did it flip?** Open a question in the drill-down with both runs:")
+    dataset = runs.filter(pl.col("run_id") == run_a)["dataset"][0]
+    for r in flipped.head(MAX_LINKS).iter_rows(named=True):
+        ui.drilldown_link(f"{r['question_id']} ({r['passes_in']}) — {(r['question'] or '')[:90]}",
+                          r["question_id"], dataset, [run_a, run_b])
+    if flipped.height > MAX_LINKS:
+        st.caption(f"The first {MAX_LINKS} of {flipped.height}; the drill-down's question selector has every one.")
 
 st.subheader("Per-question differences (B − A)")
 st.altair_chart(

@@ -172,6 +172,10 @@ def test_run_vs_run(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
     scores = mart(dash.home, "fct_question_metric_scores").filter(pl.col("metric") == "exact_match")
     assert shown["Mean B (exact_match)"] == fmt(scores.filter(pl.col("run_id") == dash.facts["rag"])["value"].mean())
     assert shown["Pass in B only"] == "1" and shown["Pass in A only"] == "0"
+    # the flipped question links to the drill-down with both runs (a plain link outside the app's navigation)
+    links = [m.value for m in at.markdown if "drilldown?" in m.value]
+    assert len(links) == 1 and f"question_id={dash.facts['flip_question']}" in links[0]
+    assert f"runs={dash.facts['closed']}%2C{dash.facts['rag']}" in links[0] and "dataset=demo_synthetic" in links[0]
 
 
 def test_judge_agreement(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -190,6 +194,15 @@ def test_judge_agreement(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> Non
     # the scripted judge said -1 (incorrect) 10 times and 2 (correct) 20 times
     sums = dict(confusion.group_by("judge_class").agg(pl.col("n").sum()).rows())
     assert (sums["incorrect"], sums["correct"]) == (10, 20)
+    # the disagreements, each a link to the drill-down with the judge run
+    disagree = mart(dash.home, "fct_judge_human_pairs").filter(
+        (pl.col("judge_run_id") == dash.facts["judge"]) & pl.col("is_scored")
+        & (pl.col("judge_class") != pl.col("human_class")))
+    assert disagree.height == row["n"] - round(row["accuracy"] * row["n"])
+    assert {r["question_id"] for r in table(at, 2)} == set(disagree["question_id"])
+    links = [m.value for m in at.markdown if "drilldown?" in m.value]
+    assert len(links) == min(25, disagree.height)
+    assert all(f"runs={dash.facts['judge']}" in link for link in links)
 
 
 def test_drilldown(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -204,15 +217,55 @@ def test_drilldown(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
     evidence = table(at, 0)
     assert [(r["doc_id"], r["page_number"]) for r in evidence] == \
         [(d, str(p)) for d, p in zip(gold["doc_id"], gold["page_number"], strict=True)]
-    # one table per retrieval run, hits marked; the rag answer is the gold answer
+    # the rank of the first gold unit per run and granularity, as fct_retrieval_results_judged marks them
+    judged = mart(dash.home, "fct_retrieval_results_judged").filter(pl.col("question_id") == qid)
+    ranks = table(at, 1)
+    for run in (dash.facts["bm25"], dash.facts["oracle"]):
+        rows = judged.filter(pl.col("run_id") == run)
+        row = row_of(ranks, run_id=run)
+        assert row["first_gold_chunk"] == str(rows.filter(pl.col("is_chunk_relevant"))["chunk_rank"].min())
+        assert row["first_gold_doc"] == str(rows.filter(pl.col("is_doc_relevant"))["doc_rank"].min())
+        assert row["results"] == str(rows.height)
+    # one table per retrieval run, labelled by what the run is, hits marked; the RAG run's prompt chunks marked
     headers = [s.value for s in at.subheader[1:]]
-    assert any(h.startswith(dash.facts["bm25"]) for h in headers)
-    assert any(h.startswith(dash.facts["oracle"]) for h in headers)
-    marks = [r["hit"] for i in (1, 2) for r in table(at, i)]
+    assert any(h.startswith("bm25 · full · k=5 · split test — ") for h in headers)
+    assert any(h.startswith("bm25 · oracle_page · k=5 · split test — ") for h in headers)
+    bm25_rows, oracle_rows = table(at, 2), table(at, 3)
+    marks = [r["hit"] for r in bm25_rows + oracle_rows]
     assert "✓ hit" in marks and set(marks) <= {"✓ hit", "✗ miss"}
-    answers = table(at, 3)
-    rag = row_of(answers, run_id=dash.facts["rag"])
-    assert rag["answer"] == question["reference_answers"][0] and rag["exact_match"] == "1.0000"
+    answers = mart(dash.home, "fct_generation_question_scores")  # the RAG run answered from bm25's top 3
+    assert [r["in_prompt"] for r in bm25_rows] == ["✓", "✓", "✓", "", ""]
+    assert {r["in_prompt"] for r in oracle_rows} == {""}
+    # full texts on expand: every chunk's whole text
+    full = {t.value for t in at.text}
+    chunks = pl.read_parquet(dash.home / "lake" / "chunks" / "*" / "*.parquet")
+    top = judged.filter((pl.col("run_id") == dash.facts["bm25"]) & (pl.col("result_position") == 1))["chunk_id"][0]
+    assert chunks.filter(pl.col("chunk_id") == top)["text"][0] in full
+    # the answers: the RAG answer is the gold answer and its lexical scores
+    assert answers.filter((pl.col("run_id") == dash.facts["rag"]) & (pl.col("question_id") == qid))["exact_match"] \
+        .item() == 1.0
+    assert any(m.value.startswith("> " + question["reference_answers"][0]) for m in at.markdown)
+    # the run filter: only the oracle run
+    at.multiselect(key="retrieval_runs").set_value([dash.facts["oracle"]]).run()
+    assert not any(h.value.startswith("bm25 · full") for h in at.subheader)
+
+
+def test_drilldown_shows_judge_verdicts_for_linked_runs(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Opened as judge agreement links it: ?question_id&dataset&runs=<judge run>; the judge run's answer run is
+    shown with every verdict and its rationale."""
+    scores = mart(dash.home, "fct_judge_scores").filter(pl.col("raw_score") == -1).sort("question_id")
+    verdict = scores.row(0, named=True)
+    monkeypatch.setenv("FINRAG_HOME", str(dash.home))
+    at = AppTest.from_file(str(PAGES_DIR / "drilldown.py"), default_timeout=60)
+    at.query_params.update({"question_id": verdict["question_id"], "dataset": "financebench",
+                            "runs": dash.facts["judge"]})
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.multiselect(key="answer_runs").value == [dash.facts["judged_run"]]
+    verdicts = table(at, len(at.table) - 1)
+    assert verdicts == [{"metric": "correctness", "status": "ok", "raw_score": "-1.0000", "score": "0.0000",
+                         "rationale / error": "scripted: incorrect", "judge_model": "fake-model",
+                         "judge_run_id": dash.facts["judge"]}]
 
 
 def test_app_navigates_every_page(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,8 +12,9 @@ from urllib.parse import urlencode
 
 import polars as pl
 from selenium import webdriver
+from selenium.webdriver.common.by import By
 
-from support.browser import SCREENSHOTS, Dashboard, open_page, open_paths, screenshot
+from support.browser import SCREENSHOTS, Dashboard, open_page, open_paths, screenshot, wait_for_texts
 from support.cli import run_finrag
 from support.dashboard_home import BUILD_ARGS, DashHome
 
@@ -98,5 +99,25 @@ def test_build_succeeds_while_the_dashboard_serves(dash: DashHome, browser: webd
         body = open_page(browser, f"{server.url}/leaderboard", expected)
         assert "No published marts" not in body
         screenshot(browser, "leaderboard_after_build")
+    finally:
+        server.stop()
+
+
+def test_a_flipped_question_links_to_its_drilldown(dash: DashHome, browser: webdriver.Chrome, tmp_path: Path) -> None:
+    """Run vs run → click the flipped question → the drill-down opens on it with both runs: the answers, the
+    chunks that went into the RAG prompt."""
+    f = dash.facts
+    question = mart(dash.home, "dim_questions").filter(pl.col("question_id") == f["flip_question"]).row(0, named=True)
+    server = Dashboard(dash.home, tmp_path / "dashboard.log")
+    try:
+        params = urlencode({"a": f["closed"], "b": f["rag"], "metric": "exact_match"})
+        open_page(browser, f"{server.url}/run_vs_run?{params}", ["Why did it flip?", f["flip_question"]])
+        link = browser.find_element(By.PARTIAL_LINK_TEXT, f"{f['flip_question']} (b only)")
+        link.click()
+        body = wait_for_texts(browser, [question["question"], "Gold evidence", "in_prompt", "Answers",
+                                        question["reference_answers"][0]], what="the drill-down")
+        assert "drilldown" in browser.current_url and f"question_id={f['flip_question']}" in browser.current_url
+        assert "closed_book · fake-model" in body and "rag · fake-model" in body
+        screenshot(browser, "drilldown_from_run_vs_run")
     finally:
         server.stop()
