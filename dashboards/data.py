@@ -148,41 +148,14 @@ def own_granularity_metrics(home: Path) -> list[tuple[str, str, str]]:
 GRANULARITIES = ("chunk", "page", "doc")
 
 
-def _short_model(name: str | None) -> str | None:
-    """An embedder / model path's last component (sentence-transformers/all-MiniLM-L6-v2 -> all-MiniLM-L6-v2)."""
-    return None if name is None else name.rstrip("/").rsplit("/", 1)[-1]
-
-
-def _splits(splits: Sequence[str] | None) -> str:
-    return "all splits" if not splits else "split " + "+".join(splits)
-
-
 def run_labels(home: Path) -> dict[str, str]:
-    """run id -> a label that says what the run is: a retrieval run's retriever, condition, k, question split and
-    embedder; an answer run's mode, model and (RAG) retrieval run; a judge run's model and the answer run it judged.
-    Read from the lake's run tables (the runs' own configuration); ids without a run row are left out."""
-    labels: dict[str, str] = {}
-    retrieval = query(home, """
-        select run_id, retriever, condition, k, embedder, reranker, question_splits from lake_retrieval_runs
-    """, lake=["retrieval_runs"])
-    for r in ([] if retrieval is None else retrieval.iter_rows(named=True)):
-        parts = [r["retriever"], r["condition"], f"k={r['k']}" if r["k"] is not None else None,
-                 _splits(r["question_splits"]), _short_model(r["embedder"]), _short_model(r["reranker"])]
-        labels[r["run_id"]] = " · ".join(p for p in parts if p)
-    generation = query(home, """
-        select run_id, model, eval_mode, retrieval_run_id, question_splits from lake_generation_runs
-    """, lake=["generation_runs"])
-    for r in ([] if generation is None else generation.iter_rows(named=True)):
-        parts = [r["eval_mode"], _short_model(r["model"]), _splits(r["question_splits"])]
-        label = " · ".join(p for p in parts if p)
-        if r["retrieval_run_id"]:
-            label += f" over [{labels.get(r['retrieval_run_id'], r['retrieval_run_id'])}]"
-        labels[r["run_id"]] = label
-    judges = query(home, "select judge_run_id, answer_run_id, judge_model from lake_judge_runs", lake=["judge_runs"])
-    for r in ([] if judges is None else judges.iter_rows(named=True)):
-        labels[r["judge_run_id"]] = (f"judge {_short_model(r['judge_model'])} of "
-                                     f"[{labels.get(r['answer_run_id'], r['answer_run_id'])}]")
-    return labels
+    """run id -> a label that says what the run is (retriever, condition, k, split, embedder; an answer run's mode,
+    model and retrieval run; a judge run's model and answer run): python_jobs/warehouse/inventory.py, from the
+    lake's run tables. Empty when the home has no lake."""
+    from python_jobs.warehouse import inventory
+
+    lake = inventory.existing_lake(home)
+    return {} if lake is None else inventory.run_labels(lake)
 
 
 def run_label(labels: dict[str, str], run_id: str) -> str:
@@ -599,67 +572,22 @@ def answers(home: Path, dataset: str, question_id: str) -> pl.DataFrame | None:
 # ---------------------------------------------------------------------------------------------------- empty states
 
 def lake_datasets(home: Path) -> pl.DataFrame | None:
-    """What the lake holds per dataset: questions (and how many have reference answers), documents, pages, chunks,
-    retrieval runs, answer runs and judge runs. None when nothing is ingested (no question in the lake)."""
-    counts = query(home, """
-        with questions as (
-            select dataset, count(*) as n_questions,
-                   count(*) filter (where len(reference_answers) > 0) as n_with_reference
-            from lake_questions where split is distinct from 'dropped'
-            group by dataset
-        ),
-        documents as (select dataset, count(*) as n_documents from lake_documents group by dataset),
-        pages as (select dataset, count(*) as n_pages from lake_pages group by dataset),
-        chunks as (select dataset, count(*) as n_chunks from lake_chunks group by dataset),
-        retrieval as (select dataset, count(*) as n_retrieval_runs from lake_retrieval_runs group by dataset),
-        answer_runs as (select dataset, count(*) as n_answer_runs from lake_generation_runs group by dataset),
-        judge_runs as (
-            select answer_runs.dataset, count(*) as n_judge_runs
-            from lake_judge_runs
-            inner join lake_generation_runs as answer_runs on answer_runs.run_id = lake_judge_runs.answer_run_id
-            group by answer_runs.dataset
-        )
-        select
-            questions.dataset,
-            questions.n_questions,
-            questions.n_with_reference,
-            coalesce(documents.n_documents, 0) as n_documents,
-            coalesce(pages.n_pages, 0) as n_pages,
-            coalesce(chunks.n_chunks, 0) as n_chunks,
-            coalesce(retrieval.n_retrieval_runs, 0) as n_retrieval_runs,
-            coalesce(answer_runs.n_answer_runs, 0) as n_answer_runs,
-            coalesce(judge_runs.n_judge_runs, 0) as n_judge_runs
-        from questions
-        left join documents using (dataset)
-        left join pages using (dataset)
-        left join chunks using (dataset)
-        left join retrieval using (dataset)
-        left join answer_runs using (dataset)
-        left join judge_runs using (dataset)
-        order by questions.dataset
-    """, lake=["questions", "documents", "pages", "chunks", "retrieval_runs", "generation_runs", "judge_runs"])
-    return None if counts is None or counts.is_empty() else counts
+    """What the lake holds per dataset (python_jobs/warehouse/inventory.py, what `finrag ls` prints): questions and
+    how many have reference answers, documents, pages, chunks, retrieval / answer / judge runs. None when nothing
+    is ingested (no question in the lake)."""
+    from python_jobs.warehouse import inventory
+
+    lake = inventory.existing_lake(home)
+    found = None if lake is None else inventory.datasets(lake)
+    return None if found is None or found.is_empty() else found
 
 
 def lake_runs(home: Path) -> pl.DataFrame | None:
-    """Every run in the lake, newest first: kind (retrieval, answer, judge), run id, dataset, label and when it
-    landed (what `finrag ls` prints)."""
-    labels = run_labels(home)
-    runs = query(home, """
-        with answer_runs as (select run_id, dataset, created_at from lake_generation_runs)
-        select 'retrieval' as kind, run_id, dataset, created_at from lake_retrieval_runs
-        union all
-        select 'answer' as kind, run_id, dataset, created_at from answer_runs
-        union all
-        select 'judge' as kind, judge_runs.judge_run_id as run_id, answer_runs.dataset, judge_runs.created_at
-        from lake_judge_runs as judge_runs
-        left join answer_runs on answer_runs.run_id = judge_runs.answer_run_id
-        order by created_at desc, run_id
-    """, lake=["retrieval_runs", "generation_runs", "judge_runs"])
-    if runs is None:
-        return None
-    return runs.with_columns(
-        pl.col("run_id").map_elements(lambda r: labels.get(r, ""), return_dtype=pl.String).alias("label"))
+    """Every run in the lake, newest first: kind, run id, dataset, label, created_at (what `finrag ls` prints)."""
+    from python_jobs.warehouse import inventory
+
+    lake = inventory.existing_lake(home)
+    return None if lake is None else inventory.runs(lake)
 
 
 def judgment_failures(home: Path, datasets_: Sequence[str] | None = None) -> pl.DataFrame | None:
@@ -830,3 +758,13 @@ def judge_disagreements(home: Path, judge_run_id: str, metric: str, label_set: s
             and pairs.judge_class is distinct from pairs.human_class
         order by pairs.question_id
     """, [judge_run_id, metric, label_set], marts=["fct_judge_human_pairs", "dim_questions"])
+
+
+# ---------------------------------------------------------------------------------------------------- costs
+
+def llm_costs(home: Path) -> pl.DataFrame | None:
+    """mart_llm_costs: per job run x purpose x model, calls, failures, retries, tokens, latency p50 / p95 and cost,
+    newest job first."""
+    return query(home, """
+        select * from mart_llm_costs order by last_call_at desc, job_run_id, purpose, model
+    """, marts=["mart_llm_costs"])

@@ -272,12 +272,35 @@ def test_app_navigates_every_page(dash: DashHome, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("FINRAG_HOME", str(dash.home))
     at = AppTest.from_file(str(PROJECT / "dashboards" / "app.py"), default_timeout=60).run()
     assert not at.exception and at.title[0].value == "FinRAG Warehouse"
-    published = {r["model"]: r["rows"] for r in table(at, 0)}
+    # what the lake holds (what `finrag ls` prints), then the published marts
+    lake = {r["dataset"]: r for r in table(at, 0)}
+    assert (lake["demo_synthetic"]["n_retrieval_runs"], lake["financebench"]["n_judge_runs"]) == ("2", "1")
+    assert {r["run_id"] for r in frame_rows(at, "kind")} >= {dash.facts["bm25"], dash.facts["judge"]}
+    published = {r["model"]: r["rows"] for r in table(at, 1)}
     manifest = json.loads((dash.home / "exports" / "marts" / "_manifest.json").read_text())
     assert published == {m["name"]: str(m["rows"]) for m in manifest["models"]}
     titles = {"heatmap": "Topic × task", "slices": "Slices", "run_vs_run": "Run vs run",
-              "judge_agreement": "Judge agreement", "drilldown": "Drill-down", "leaderboard": "Leaderboard"}
+              "judge_agreement": "Judge agreement", "drilldown": "Drill-down", "leaderboard": "Leaderboard",
+              "costs": "Costs"}
     for page, title in titles.items():
         at.switch_page(f"views/{page}.py").run()
         assert not at.exception, (page, [e.value for e in at.exception])
         assert at.title[0].value == title
+
+
+def test_costs(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
+    at = run_page(dash.home, "costs", monkeypatch)
+    costs = mart(dash.home, "mart_llm_costs")
+    shown = {m.label: m.value for m in at.metric}
+    assert shown["LLM calls"] == f"{costs['n_calls'].sum():,}"
+    assert shown["Prompt tokens"] == f"{costs['prompt_tokens'].sum():,}"
+    assert shown["Cost (USD)"] == "—"  # the fake model has no price
+    assert any("no price in the seed for fake-model" in c.value for c in at.caption)
+    rows = table(at, 0)
+    assert len(rows) == costs.height
+    judge = row_of(rows, job="judge")
+    expected = costs.filter(pl.col("job") == "judge").row(0, named=True)
+    assert (judge["n_calls"], judge["latency_p95_ms"]) == (str(expected["n_calls"]), fmt(expected["latency_p95_ms"]))
+    assert len(at.get("vega_lite_chart")) == 2
+    at.multiselect(key="jobs").set_value(["answer"]).run()
+    assert {r["job"] for r in table(at, 0)} == {"answer"}

@@ -44,6 +44,7 @@ def page_expectations(dash: DashHome) -> dict[str, tuple[dict[str, str], list[st
         (pl.col("run_a") == f["closed"]) & (pl.col("run_b") == f["rag"]) & (pl.col("metric") == "exact_match")
     ).row(0, named=True)
     question = mart(home, "dim_questions").filter(pl.col("question_id") == f["flip_question"]).row(0, named=True)
+    calls = mart(home, "mart_llm_costs")["n_calls"].sum()
     return {
         "leaderboard": ({"metric": "page_rec", "generation_metric": "exact_match"},
                         [f["bm25"], f["rag"], f["judge"], "bm25 · full · k=5 · split test", "PageRec@5 (page level)",
@@ -59,6 +60,7 @@ def page_expectations(dash: DashHome) -> dict[str, tuple[dict[str, str], list[st
         "judge_agreement": ({}, [f["judge"], fmt(agreement["accuracy"]), fmt(agreement["kappa"])]),
         "drilldown": ({"question_id": f["flip_question"]},
                       [question["question"], "✓ hit", f["bm25"], question["reference_answers"][0]]),
+        "costs": ({}, ["LLM calls", f"{calls:,}", "Per job run", "Latency per call", f["judged_run"], "fake-model"]),
     }
 
 

@@ -17,7 +17,7 @@ from support.cli import run_finrag
 from support.dashboard_home import DATASET, DashHome
 from support.paths import PROJECT
 
-PAGES = ("leaderboard", "heatmap", "slices", "run_vs_run", "judge_agreement", "drilldown")
+PAGES = ("leaderboard", "heatmap", "slices", "run_vs_run", "judge_agreement", "drilldown", "costs")
 
 
 def model_exists(name: str) -> bool:
@@ -169,7 +169,10 @@ def test_exposures_in_dbt_docs_and_no_publish(dash: DashHome) -> None:
                                               "model.finrag.mart_generation_leaderboard",
                                               "model.finrag.mart_judge_leaderboard"}
     assert deps["dashboard_judge_agreement"] == {"model.finrag.mart_judge_agreement",
-                                                 "model.finrag.mart_judge_confusion"}
+                                                 "model.finrag.mart_judge_confusion",
+                                                 "model.finrag.fct_judge_human_pairs", "model.finrag.dim_questions"}
+    assert "model.finrag.fct_judge_scores" in deps["dashboard_drilldown"]
+    assert deps["dashboard_costs"] == {"model.finrag.mart_llm_costs"}
     # the drill-down's hit marks are the metrics' own (fct_retrieval_results_judged), not re-derived from the lake
     assert "model.finrag.fct_retrieval_results_judged" in deps["dashboard_drilldown"]
     assert "source.finrag.lake.retrieval_results" not in deps["dashboard_drilldown"]
@@ -233,3 +236,47 @@ def test_empty_states_name_the_real_cause(dash: DashHome, tmp_path: Path) -> Non
     synthetic = counts.filter(pl.col("dataset") == DATASET).row(0, named=True)
     assert synthetic["n_retrieval_runs"] == 2 and synthetic["n_answer_runs"] == 2 and synthetic["n_pages"] > 0
     assert counts.filter(pl.col("dataset") == "financebench")["n_judge_runs"].item() == 1
+
+
+def test_llm_costs_are_the_ledger_summed(dash: DashHome) -> None:
+    """mart_llm_costs against the lake's llm_calls summed here: one row per job run, purpose and model."""
+    calls = Lake(dash.home).read("llm_calls").with_columns(
+        pl.col("batch_id").str.replace(r"-[0-9]{5}$", "").alias("job_run_id"))
+    costs = data.llm_costs(dash.home)
+    assert costs["n_calls"].sum() == calls.height > 0
+    expected = calls.group_by("job_run_id", "purpose", "model").agg(
+        pl.len().alias("n_calls"), pl.col("error").is_not_null().sum().alias("n_failed"),
+        pl.col("prompt_tokens").sum(), pl.col("completion_tokens").sum(),
+        pl.col("latency_ms").median().alias("p50"))
+    assert costs.height == expected.height
+    for e in expected.iter_rows(named=True):
+        row = costs.filter((pl.col("job_run_id") == e["job_run_id"]) & (pl.col("purpose") == e["purpose"])).row(
+            0, named=True)
+        assert (row["n_calls"], row["n_failed"], row["prompt_tokens"], row["completion_tokens"]) == \
+            (e["n_calls"], e["n_failed"], e["prompt_tokens"], e["completion_tokens"])
+        assert row["latency_p50_ms"] == pytest.approx(e["p50"], abs=1e-3)
+        assert row["cost_usd"] is None  # the fake server's model has no price in the seed
+    jobs = dict(costs.group_by("job").agg(pl.col("n_calls").sum()).rows())
+    assert set(jobs) == {"answer", "judge"} and jobs["judge"] == 30  # the judge run judged 30 answers once each
+    judge = costs.filter(pl.col("job") == "judge").row(0, named=True)
+    assert (judge["job_subject"], judge["purpose"], judge["model"]) == (dash.facts["judged_run"], "judge", "fake-model")
+
+
+def test_finrag_ls_prints_the_lake(dash: DashHome, tmp_path: Path) -> None:
+    out = json.loads(run_finrag(dash.home, "ls", "--format", "json").stdout)
+    datasets = {d["dataset"]: d for d in out["datasets"]}
+    synthetic = datasets[DATASET]
+    assert (synthetic["n_questions"], synthetic["n_with_reference"], synthetic["n_retrieval_runs"],
+            synthetic["n_answer_runs"], synthetic["n_judge_runs"]) == (12, 12, 2, 2, 0)
+    assert (datasets["financebench"]["n_pages"], datasets["financebench"]["n_judge_runs"]) == (0, 1)
+    runs = {r["run_id"]: r for r in out["runs"]}
+    f = dash.facts
+    assert {f["bm25"], f["oracle"], f["closed"], f["rag"], f["judge"], *f["fb_runs"]} == set(runs)
+    assert (runs[f["bm25"]]["kind"], runs[f["bm25"]]["label"]) == ("retrieval", "bm25 · full · k=5 · split test")
+    assert (runs[f["judge"]]["kind"], runs[f["judge"]]["dataset"]) == ("judge", "financebench")
+    table = run_finrag(dash.home, "ls").stdout
+    assert "Datasets" in table and "Runs" in table and "bm25 · full · k=5 · split test" in table
+    # an empty home: a note, no lake created
+    empty = tmp_path / "empty"
+    proc = run_finrag(empty, "ls")
+    assert proc.stdout == "" and "nothing is ingested" in proc.stderr and not (empty / "lake").exists()
