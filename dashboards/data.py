@@ -768,3 +768,76 @@ def llm_costs(home: Path) -> pl.DataFrame | None:
     return query(home, """
         select * from mart_llm_costs order by last_call_at desc, job_run_id, purpose, model
     """, marts=["mart_llm_costs"])
+
+
+# ---------------------------------------------------------------------------------------------------- more marts
+
+def evidence_overlap(home: Path, datasets_: Sequence[str] | None = None) -> pl.DataFrame | None:
+    """mart_retrieval_evidence_overlap long: run x k x metric (the registry's evidence_overlap family, whose mart
+    column is mean_<metric>) with the mean and n_questions; k = 0 (the whole ranking) left out."""
+    registry = metric_registry(home)
+    if registry is None:
+        return None
+    metrics = registry.filter(pl.col("family") == "evidence_overlap")["metric"].to_list()
+    wide = query(home, f"""
+        select * from mart_retrieval_evidence_overlap where k > 0 and {_in_list("dataset", datasets_)[0]}
+        order by run_id, k
+    """, _in_list("dataset", datasets_)[1], marts=["mart_retrieval_evidence_overlap"])
+    if wide is None:
+        return None
+    present = [m for m in metrics if f"mean_{m}" in wide.columns]
+    return wide.unpivot(index=["run_id", "dataset", "retriever", "condition", "k", "n_questions"],
+                        on=[f"mean_{m}" for m in present], variable_name="metric", value_name="mean") \
+        .with_columns(pl.col("metric").str.strip_prefix("mean_"))
+
+
+def qa_generation_runs(home: Path) -> pl.DataFrame | None:
+    return query(home, """
+        select generation_run_id, dataset, sum(n_attempts) as n_attempts
+        from mart_generation_acceptance where topic_level = 0 and task = 'all'
+        group by all order by generation_run_id
+    """, marts=["mart_generation_acceptance"])
+
+
+def qa_acceptance(home: Path, generation_run_id: str, topic_level: int) -> pl.DataFrame | None:
+    """mart_generation_acceptance's cells of one QA-generation run at one topic level (task 'all' left out)."""
+    return query(home, """
+        select topic, coalesce(topic_en, topic) as topic_label, task, n_attempts, n_failed, n_generated, n_kept,
+               n_dropped, acceptance_ratio, n_human_inspected, human_acceptance_ratio
+        from mart_generation_acceptance
+        where generation_run_id = ? and topic_level = ? and task <> 'all'
+        order by topic, task
+    """, [generation_run_id, topic_level], marts=["mart_generation_acceptance"])
+
+
+def inspection_agreement(home: Path) -> pl.DataFrame | None:
+    return query(home, "select * from mart_inspection_agreement order by generation_run_id, task",
+                 marts=["mart_inspection_agreement"])
+
+
+def answer_file_leaderboard(home: Path) -> pl.DataFrame | None:
+    return query(home, "select * from mart_answer_file_leaderboard order by dataset, judge_run_id",
+                 marts=["mart_answer_file_leaderboard"])
+
+
+def answer_file_scores(home: Path, judge_run_id: str) -> pl.DataFrame | None:
+    return query(home, """
+        select question_id, dataset, answer_run_id, correctness_status, correctness, faithfulness_status,
+               faithfulness, combined_score
+        from mart_answer_file_scores where judge_run_id = ?
+        order by combined_score nulls first, correctness nulls first, question_id
+    """, [judge_run_id], marts=["mart_answer_file_scores"])
+
+
+def judge_by_slice(home: Path, judge_run_id: str, dimension: str) -> pl.DataFrame | None:
+    return query(home, """
+        select metric, value, mean, mean_raw, n
+        from mart_judge_by_slice where judge_run_id = ? and dimension = ?
+        order by metric, value
+    """, [judge_run_id, dimension], marts=["mart_judge_by_slice"])
+
+
+def judge_slice_dimensions(home: Path, judge_run_id: str) -> list[str]:
+    frame = query(home, "select distinct dimension from mart_judge_by_slice where judge_run_id = ? order by 1",
+                  [judge_run_id], marts=["mart_judge_by_slice"])
+    return [] if frame is None else frame["dimension"].to_list()

@@ -59,17 +59,20 @@ st.altair_chart(
     width="stretch")
 
 st.header("Latency per call")
+latency = long.with_columns(pl.format("{} · {}", "job_run", "purpose").alias("job_run_purpose"))
 st.altair_chart(
-    alt.Chart(long.to_pandas()).mark_rule(strokeWidth=3).encode(
-        y=alt.Y("job_run:N", title=None, sort=per_run["job_run"].to_list(), axis=alt.Axis(labelLimit=500)),
+    alt.Chart(latency.to_pandas()).mark_rule(strokeWidth=4).encode(
+        y=alt.Y("job_run_purpose:N", title=None, sort=None, axis=alt.Axis(labelLimit=500)),
         x=alt.X("latency_p50_ms:Q", title="ms per call (p50 → p95)"), x2="latency_p95_ms:Q",
-        color="purpose:N", yOffset="purpose:N",
+        color="purpose:N",
         tooltip=["job_run_id", "purpose", "model", alt.Tooltip("latency_p50_ms:Q", format=".0f"),
-                 alt.Tooltip("latency_p95_ms:Q", format=".0f")]).properties(height=alt.Step(24)),
+                 alt.Tooltip("latency_p95_ms:Q", format=".0f")]).properties(height=alt.Step(20))
+    + alt.Chart(latency.to_pandas()).mark_point(filled=True, size=40).encode(
+        y=alt.Y("job_run_purpose:N", sort=None), x="latency_p50_ms:Q", color="purpose:N"),
     width="stretch")
-st.caption("Each rule runs from the median to the 95th percentile of a call's wall time (retries included).")
+st.caption("Each rule runs from the median (the dot) to the 95th percentile of a call's wall time (retries included).")
 
 st.header("Every job run and purpose")
-ui.show_table(costs.select("job", "job_subject", "purpose", "model", "n_calls", "n_failed", "n_retried",
-                           "prompt_tokens", "completion_tokens", "latency_p50_ms", "latency_p95_ms", "cost_usd",
-                           "job_run_id"))
+ui.show_dataframe(costs.select("job", "job_subject", "purpose", "model", "n_calls", "n_failed", "n_retried",
+                               "prompt_tokens", "completion_tokens", "latency_p50_ms", "latency_p95_ms", "cost_usd",
+                               "recorded_cost_usd", "job_run_id"), key="costs_table")

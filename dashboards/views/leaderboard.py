@@ -110,6 +110,21 @@ else:
                     tooltip=["run", "run_id", "k", alt.Tooltip("mean:Q", format=f".{ui.DECIMALS}f"),
                              "n_questions"]),
                 width="stretch")
+        overlap = data.evidence_overlap(home, chosen)
+        if overlap is not None and overlap.filter(pl.col("run_id").is_in(shown_runs)).height:
+            overlap = overlap.filter(pl.col("run_id").is_in(shown_runs)).with_columns(
+                pl.col("run_id").map_elements(lambda r: labels.get(r, r), return_dtype=pl.String).alias("run"),
+                pl.col("metric").replace_strict(metric_labels, default=pl.col("metric")).alias("measure"))
+            st.subheader("Evidence overlap against k")
+            st.caption("How much of the gold evidence text the top-k chunks carry: the mean over questions with "
+                       "evidence text of the best chunk's BLEU / ROUGE-L against it (mart_retrieval_evidence_overlap).")
+            st.altair_chart(
+                alt.Chart(overlap.to_pandas()).mark_line(point=True).encode(
+                    x=alt.X("k:O", title="k", axis=alt.Axis(labelAngle=0)), y=alt.Y("mean:Q", title=None),
+                    color=alt.Color("run:N", legend=alt.Legend(orient="bottom", columns=1, labelLimit=600)),
+                    column=alt.Column("measure:N", title=None),
+                    tooltip=["run", "run_id", "measure", "k", alt.Tooltip("mean:Q", format=f".{ui.DECIMALS}f"),
+                             "n_questions"]).properties(width=420))
         st.subheader("Every retrieval metric")
         st.caption("".join(f"{m} = {label}@{k} ({g} level); " for m, g, label in own)
                    + f"the other metrics @{k} at {granularity} level. Means over the questions each run retrieved "

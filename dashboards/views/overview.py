@@ -20,6 +20,8 @@ PAGES = [
     ("judge_agreement.py", "Judge agreement", "LLM judges against human labels: confusion matrix, accuracy, kappa"),
     ("drilldown.py", "Drill-down", "why did this question fail: first gold ranks, chunks hit / miss / in prompt, "
      "answers, judge verdicts and rationales"),
+    ("judged.py", "Judged answers", "answer-file scores per judge run, the worst questions, judge scores by slice"),
+    ("qa_generation.py", "QA generation", "generated questions kept per topic × task, LLM inspector vs humans"),
     ("costs.py", "Costs", "LLM calls, failures, tokens, latency and cost per job run and purpose"),
 ]
 

@@ -281,7 +281,7 @@ def test_app_navigates_every_page(dash: DashHome, monkeypatch: pytest.MonkeyPatc
     assert published == {m["name"]: str(m["rows"]) for m in manifest["models"]}
     titles = {"heatmap": "Topic × task", "slices": "Slices", "run_vs_run": "Run vs run",
               "judge_agreement": "Judge agreement", "drilldown": "Drill-down", "leaderboard": "Leaderboard",
-              "costs": "Costs"}
+              "judged": "Judged answers", "qa_generation": "QA generation", "costs": "Costs"}
     for page, title in titles.items():
         at.switch_page(f"views/{page}.py").run()
         assert not at.exception, (page, [e.value for e in at.exception])
@@ -296,11 +296,38 @@ def test_costs(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
     assert shown["Prompt tokens"] == f"{costs['prompt_tokens'].sum():,}"
     assert shown["Cost (USD)"] == "—"  # the fake model has no price
     assert any("no price in the seed for fake-model" in c.value for c in at.caption)
-    rows = table(at, 0)
+    rows = frame_rows(at, "job_subject")
     assert len(rows) == costs.height
     judge = row_of(rows, job="judge")
     expected = costs.filter(pl.col("job") == "judge").row(0, named=True)
-    assert (judge["n_calls"], judge["latency_p95_ms"]) == (str(expected["n_calls"]), fmt(expected["latency_p95_ms"]))
+    assert (judge["n_calls"], judge["latency_p95_ms"]) == (expected["n_calls"], expected["latency_p95_ms"])
     assert len(at.get("vega_lite_chart")) == 2
     at.multiselect(key="jobs").set_value(["answer"]).run()
-    assert {r["job"] for r in table(at, 0)} == {"answer"}
+    assert {r["job"] for r in frame_rows(at, "job_subject")} == {"answer"}
+
+
+def test_judged_answers(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
+    at = run_page(dash.home, "judged", monkeypatch)
+    board = mart(dash.home, "mart_answer_file_leaderboard").row(0, named=True)
+    row = row_of(frame_rows(at, "mean_combined"), judge_run_id=dash.facts["judge"])
+    assert row["mean_correctness"] == pytest.approx(board["mean_correctness"])
+    assert row["n_correctness_ok"] == board["n_correctness_ok"] == 30
+    # per question, worst first: the ten the scripted judge called incorrect (normalised 0) come first
+    scores = frame_rows(at, "combined_score")
+    assert len(scores) == 30 and [r["correctness"] for r in scores[:10]] == [0.0] * 10
+    links = [m.value for m in at.markdown if "drilldown?" in m.value]
+    assert len(links) == 15 and f"question_id={scores[0]['question_id']}" in links[0]
+    # by slice: mart_judge_by_slice's means
+    at.selectbox(key="dimension").set_value("question_type").run()
+    slices = mart(dash.home, "mart_judge_by_slice").filter(
+        (pl.col("judge_run_id") == dash.facts["judge"]) & (pl.col("dimension") == "question_type"))
+    rows = table(at, 0)
+    assert len(rows) == slices.height
+    for s in slices.iter_rows(named=True):
+        assert row_of(rows, value=s["value"], metric=s["metric"])["mean"] == fmt(s["mean"])
+
+
+def test_qa_generation_without_a_run_says_how_to_make_one(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
+    at = run_page(dash.home, "qa_generation", monkeypatch)
+    assert [i.value for i in at.info] == ["No data: no QA-generation run.  \nFix: `finrag generate-qa --dataset "
+                                          "demo_synthetic`"]

@@ -45,6 +45,7 @@ def page_expectations(dash: DashHome) -> dict[str, tuple[dict[str, str], list[st
     ).row(0, named=True)
     question = mart(home, "dim_questions").filter(pl.col("question_id") == f["flip_question"]).row(0, named=True)
     calls = mart(home, "mart_llm_costs")["n_calls"].sum()
+    worst = mart(home, "mart_answer_file_scores").filter(pl.col("correctness") == 0)["question_id"].min()
     return {
         "leaderboard": ({"metric": "page_rec", "generation_metric": "exact_match"},
                         [f["bm25"], f["rag"], f["judge"], "bm25 · full · k=5 · split test", "PageRec@5 (page level)",
@@ -60,6 +61,10 @@ def page_expectations(dash: DashHome) -> dict[str, tuple[dict[str, str], list[st
         "judge_agreement": ({}, [f["judge"], fmt(agreement["accuracy"]), fmt(agreement["kappa"])]),
         "drilldown": ({"question_id": f["flip_question"]},
                       [question["question"], "✓ hit", f["bm25"], question["reference_answers"][0]]),
+        "judged": ({"dimension": "question_type"},
+                   ["Answer-file score per judge run", "Per question, worst first", "By slice",
+                    f"{worst} — correctness 0.0000"]),
+        "qa_generation": ({}, ["No data: no QA-generation run", "finrag generate-qa --dataset demo_synthetic"]),
         "costs": ({}, ["LLM calls", f"{calls:,}", "Per job run", "Latency per call", f["judged_run"], "fake-model"]),
     }
 

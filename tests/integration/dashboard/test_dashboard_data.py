@@ -17,7 +17,8 @@ from support.cli import run_finrag
 from support.dashboard_home import DATASET, DashHome
 from support.paths import PROJECT
 
-PAGES = ("leaderboard", "heatmap", "slices", "run_vs_run", "judge_agreement", "drilldown", "costs")
+PAGES = ("leaderboard", "heatmap", "slices", "run_vs_run", "judge_agreement", "drilldown", "judged", "qa_generation",
+         "costs")
 
 
 def model_exists(name: str) -> bool:
@@ -173,6 +174,12 @@ def test_exposures_in_dbt_docs_and_no_publish(dash: DashHome) -> None:
                                                  "model.finrag.fct_judge_human_pairs", "model.finrag.dim_questions"}
     assert "model.finrag.fct_judge_scores" in deps["dashboard_drilldown"]
     assert deps["dashboard_costs"] == {"model.finrag.mart_llm_costs"}
+    assert deps["dashboard_qa_generation"] == {"model.finrag.mart_generation_acceptance",
+                                               "model.finrag.mart_inspection_agreement"}
+    assert "model.finrag.mart_judge_by_slice" in deps["dashboard_judged"]
+    # every mart has a page
+    shown = set().union(*deps.values())
+    assert {f"model.finrag.{m}" for m in mart_names_in_project() if m.startswith("mart_")} <= shown
     # the drill-down's hit marks are the metrics' own (fct_retrieval_results_judged), not re-derived from the lake
     assert "model.finrag.fct_retrieval_results_judged" in deps["dashboard_drilldown"]
     assert "source.finrag.lake.retrieval_results" not in deps["dashboard_drilldown"]
@@ -280,3 +287,14 @@ def test_finrag_ls_prints_the_lake(dash: DashHome, tmp_path: Path) -> None:
     empty = tmp_path / "empty"
     proc = run_finrag(empty, "ls")
     assert proc.stdout == "" and "nothing is ingested" in proc.stderr and not (empty / "lake").exists()
+
+
+def test_evidence_overlap_curves_are_the_mart_unpivoted(dash: DashHome) -> None:
+    curves = data.evidence_overlap(dash.home)
+    mart = pl.read_parquet(dash.home / "exports" / "marts" / "mart_retrieval_evidence_overlap.parquet").filter(
+        pl.col("k") > 0)
+    assert set(curves["metric"]) == {"max_bleu", "max_rouge_l"} and curves.height == 2 * mart.height
+    for m in mart.iter_rows(named=True):
+        got = curves.filter((pl.col("run_id") == m["run_id"]) & (pl.col("k") == m["k"]))
+        assert dict(zip(got["metric"], got["mean"], strict=True)) == {"max_bleu": m["mean_max_bleu"],
+                                                                       "max_rouge_l": m["mean_max_rouge_l"]}
