@@ -84,6 +84,9 @@ else:
         # the finest granularity with data by default: a BEIR dataset has no pages, so chunk
         granularity = ui.pick("Granularity of the other metrics", granularities, key="granularity",
                               param="granularity", default=granularities[0])
+    if "page" not in granularities:
+        reason, command = data.diagnose(home, "page", chosen)
+        st.caption(f"No page granularity: {reason}.")
     board = data.retrieval_leaderboard(home, k, granularity, chosen)
     if board is None or board.is_empty():
         ui.empty_state(home, "retrieval", datasets=chosen)

@@ -64,7 +64,7 @@ with cols[3]:
 st.header("Is B better than A?")
 comparison = data.run_comparison(home, run_a, run_b, granularity, k)
 if comparison is None:
-    ui.no_data("mart_run_comparison is not published")
+    ui.empty_state(home, "comparison")
 elif comparison.is_empty():
     st.info("mart_run_comparison does not compare these two runs: runs of another kind or dataset, no shared "
             "question, or a dataset with more runs than var run_comparison_max_runs (name the pair in var "

@@ -33,7 +33,7 @@ def slice_chart(frame: pl.DataFrame, value_columns: list[str], title: str) -> No
 if kind == "Retrieval":
     runs = data.retrieval_runs(home)
     if runs is None or runs.is_empty():
-        ui.no_data("no retrieval run scored")
+        ui.empty_state(home, "retrieval")
         st.stop()
     labels = {r["run_id"]: f"{r['run_id']}  ({r['retriever']}, {r['condition']}, {r['dataset']})"
               for r in runs.iter_rows(named=True)}
@@ -89,7 +89,7 @@ if kind == "Retrieval":
 else:
     runs = data.generation_runs(home)
     if runs is None or runs.is_empty():
-        ui.no_data("no answer run scored")
+        ui.empty_state(home, "generation")
         st.stop()
     labels = {r["run_id"]: f"{r['run_id']}  ({r['eval_mode']}, {r['model']}, {r['dataset']})"
               for r in runs.iter_rows(named=True)}

@@ -298,3 +298,32 @@ def test_evidence_overlap_curves_are_the_mart_unpivoted(dash: DashHome) -> None:
         got = curves.filter((pl.col("run_id") == m["run_id"]) & (pl.col("k") == m["k"]))
         assert dict(zip(got["metric"], got["mean"], strict=True)) == {"max_bleu": m["mean_max_bleu"],
                                                                        "max_rouge_l": m["mean_max_rouge_l"]}
+
+
+def test_a_dataset_without_pages_is_named(dash: DashHome) -> None:
+    reason, _ = data.diagnose(dash.home, "page", ["financebench"])
+    assert reason.startswith("financebench has no pages") and "pick chunk or doc" in reason
+
+
+def test_every_judgment_failed_is_named_with_its_error(dash: DashHome, tmp_path: Path) -> None:
+    """A judge run of the synthetic RAG answers whose every judgment failed (an endpoint that never answered):
+    the empty state says so, with the first error and the command that retries."""
+    import shutil
+
+    from python_jobs.core.contracts import contract
+
+    home = tmp_path / "warehouse"
+    shutil.copytree(dash.home, home, symlinks=True)
+    judge_run = f"{dash.facts['rag']}-judge-failed"
+    run = contract("judge_runs").frame([{"judge_run_id": judge_run, "answer_run_id": dash.facts["rag"],
+                                         "judge_model": "fake-model", "rubric_version": "judge_correctness_v1@x",
+                                         "metrics": "correctness", "params": "{}"}])
+    failed = contract("judgments").frame([
+        {"judge_run_id": judge_run, "question_id": q, "metric": "correctness", "rubric": "judge_correctness_v1@x",
+         "status": "failed", "error": "APIConnectionError: Connection refused"}
+        for q in ("finrag_synth_0_00001", "finrag_synth_0_00002")])
+    Lake(home).land([("judge_runs", judge_run, run), ("judgments", judge_run, failed)])
+    reason, command = data.diagnose(home, "judged", [DATASET])
+    assert reason == (f"every correctness judgment of {judge_run} failed (2; first error: APIConnectionError: "
+                      "Connection refused)")
+    assert command.startswith(f"finrag judge --answer-run {dash.facts['rag']} --metrics correctness")
