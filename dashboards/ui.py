@@ -106,16 +106,21 @@ def pick(label: str, options: Sequence[Any], key: str, param: str | None = None,
 VIEWS = Path(__file__).resolve().parent / "views"
 
 
+def page_link(page: str, label: str, params: dict[str, str], icon: str | None = None) -> None:
+    """A link to another page with its selection in the URL: an in-app page link, or, when the page runs outside
+    the app's navigation (a test of one page), a plain link to the same URL."""
+    try:
+        st.page_link(str(VIEWS / f"{page}.py"), label=label, icon=icon, query_params=params)
+    except StreamlitAPIException:
+        st.markdown(f"[{label}]({page}?{urlencode(params)})")
+
+
 def drilldown_link(label: str, question_id: str, dataset: str | None, runs: Sequence[str] = ()) -> None:
     """A link to the drill-down of one question, with the runs to show (the drill-down adds the runs they were made
-    from): an in-app page link, or, when the page runs outside the app's navigation (a test of one page), a
-    plain link to the same URL."""
+    from)."""
     params = {"question_id": question_id, **({"dataset": dataset} if dataset else {}),
               **({"runs": ",".join(runs)} if runs else {})}
-    try:
-        st.page_link(str(VIEWS / "drilldown.py"), label=label, icon=":material/search:", query_params=params)
-    except StreamlitAPIException:
-        st.markdown(f"[{label}](drilldown?{urlencode(params)})")
+    page_link("drilldown", label, params, icon=":material/search:")
 
 
 def sidebar_status(h: Path) -> None:

@@ -13,6 +13,8 @@ import streamlit as st  # noqa: E402
 
 from dashboards import data, ui  # noqa: E402
 
+MAX_COMPARE_LINKS = 8
+
 home = ui.home()
 st.title("Leaderboard")
 all_datasets = data.datasets(home)
@@ -33,7 +35,8 @@ def run_filter(run_ids: list[str], key: str) -> list[str]:
     return picked or run_ids
 
 
-def ranked(frame: pl.DataFrame, metric: str, title: str, leader_interval: pl.DataFrame | None = None) -> None:
+def ranked(frame: pl.DataFrame, metric: str, title: str, leader_interval: pl.DataFrame | None = None,
+           compare: dict[str, str] | None = None) -> None:
     """The runs on one metric, best first, as a chart; the best run's number as a tile."""
     scored = frame.filter(pl.col(metric).is_not_null())
     if scored.is_empty():
@@ -59,6 +62,14 @@ def ranked(frame: pl.DataFrame, metric: str, title: str, leader_interval: pl.Dat
     top = scored.row(0, named=True)
     st.metric(f"Best: {data.run_label(labels, top['run_id'])}", ui.fmt(top[metric]))
     st.altair_chart(ui.ranked_chart(chart_frame, "mean", "run", title, intervals=intervals), width="stretch")
+    if compare is not None and scored.height > 1:
+        # the way to "why": a run against the best one, question by question (flipped questions link on to the
+        # drill-down)
+        st.markdown("**Why is a run behind?** Compare it with the best run, question by question:")
+        for r in scored.tail(scored.height - 1).head(MAX_COMPARE_LINKS).iter_rows(named=True):
+            ui.page_link("run_vs_run", f"{data.run_label(labels, r['run_id'])} vs the best",
+                         {"a": r["run_id"], "b": top["run_id"], "metric": metric, **compare},
+                         icon=":material/compare_arrows:")
     if intervals:
         st.caption("Black rule: the best run's mean + the 95 % bootstrap interval of (this run − the best run) "
                    "over the questions both answered (mart_run_comparison). A rule that does not reach the best "
@@ -99,7 +110,7 @@ else:
         interval = (data.compared_to(home, best["run_id"][0], metric, metric_granularity, k)
                     if best.height > 1 else None)
         st.subheader(title)
-        ranked(board, metric, title, interval)
+        ranked(board, metric, title, interval, compare={"granularity": metric_granularity, "k": str(k)})
         curves = data.retrieval_metric_by_k(home, metric, metric_granularity, chosen)
         if curves is not None and curves.filter(pl.col("run_id").is_in(shown_runs))["k"].n_unique() > 1:
             curves = curves.filter(pl.col("run_id").is_in(shown_runs)).with_columns(
@@ -147,7 +158,7 @@ else:
     lexical = data.metric_names(home, "lexical")
     lexical_metric = ui.pick("Metric", lexical, key="generation_metric", param="generation_metric",
                              default="rouge_l", format_func=lambda m: metric_labels.get(m, m))
-    ranked(generation, lexical_metric, metric_labels.get(lexical_metric, lexical_metric))
+    ranked(generation, lexical_metric, metric_labels.get(lexical_metric, lexical_metric), compare={})
     st.caption("Lexical metrics, mean over scored answers (mart_generation_leaderboard); numeric_match over "
                "questions with a numeric gold.")
     ui.show_dataframe(generation.with_columns(
@@ -166,7 +177,8 @@ else:
     judged_metric = ui.pick("Metric", judged_metrics, key="judged_metric", param="judged_metric",
                             default="correctness", format_func=lambda m: metric_labels.get(m, m))
     at_metric = judged.filter(pl.col("metric") == judged_metric).rename({"judge_run_id": "run_id"})
-    ranked(at_metric.rename({"mean": judged_metric}), judged_metric, metric_labels.get(judged_metric, judged_metric))
+    ranked(at_metric.rename({"mean": judged_metric}), judged_metric, metric_labels.get(judged_metric, judged_metric),
+           compare={})
     all_failed = at_metric.filter((pl.col("n_ok") == 0) & (pl.col("n_failed") > 0))
     for r in all_failed.iter_rows(named=True):
         st.warning(f"Every {judged_metric} judgment of {r['run_id']} failed ({r['n_failed']}): no mean. The "

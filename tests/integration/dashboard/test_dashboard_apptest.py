@@ -72,6 +72,9 @@ def test_leaderboard(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
     shown = {m.label: m.value for m in at.metric}
     assert shown[f"Best: bm25 · oracle_page · k=5 · split test  ({best['run_id']})"] == fmt(best["mean"])
     assert len(at.get("vega_lite_chart")) >= 2  # the ranking and the metric-vs-k curves
+    # the way to "why": the run behind links to run vs run against the best one
+    compare = [m.value for m in at.markdown if "run_vs_run?" in m.value]
+    assert any(f"a={dash.facts['bm25']}&b={best['run_id']}&metric=ndcg&granularity=page&k=5" in c for c in compare)
     generation = mart(dash.home, "mart_generation_leaderboard")
     rag = row_of(frame_rows(at, "retrieval_run_id"), run_id=dash.facts["rag"])
     assert rag["exact_match"] == pytest.approx(generation.filter(

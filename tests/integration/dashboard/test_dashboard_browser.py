@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from urllib.parse import urlencode
+from urllib.parse import parse_qs, urlencode, urlparse
 
 import polars as pl
 from selenium import webdriver
@@ -126,5 +126,34 @@ def test_a_flipped_question_links_to_its_drilldown(dash: DashHome, browser: webd
         assert "drilldown" in browser.current_url and f"question_id={f['flip_question']}" in browser.current_url
         assert "closed_book · fake-model" in body and "rag · fake-model" in body
         screenshot(browser, "drilldown_from_run_vs_run")
+    finally:
+        server.stop()
+
+
+def test_three_clicks_from_the_leaderboard_to_why_a_question_failed(dash: DashHome, browser: webdriver.Chrome,
+                                                                     tmp_path: Path) -> None:
+    """Leaderboard → (1) "bm25 … vs the best" → run vs run, bm25 against the oracle-page run → (2) a question that
+    passes only in the oracle run → the drill-down on it with both runs → (3) the full texts of bm25's chunks."""
+    f = dash.facts
+    server = Dashboard(dash.home, tmp_path / "dashboard.log")
+    try:
+        open_page(browser, f"{server.url}/leaderboard?metric=ndcg&granularity=page",
+                  ["Why is a run behind?", "nDCG@5 (page level)"])
+        browser.find_element(By.XPATH, "//a[contains(., 'bm25 · full · k=5') and contains(., 'vs the best')]").click()
+        # 1 ^
+        body = wait_for_texts(browser, ["Is B better than A?", "Why did it flip?"], what="run vs run")
+        assert f"a={f['bm25']}" in browser.current_url and f"b={f['oracle']}" in browser.current_url
+        assert "Δ ndcg (B − A)" in body
+        link = browser.find_element(By.PARTIAL_LINK_TEXT, "(b only)")
+        question_id = parse_qs(urlparse(link.get_attribute("href")).query)["question_id"][0]
+        link.click()  # 2
+        question = mart(dash.home, "dim_questions").filter(pl.col("question_id") == question_id).row(0, named=True)
+        body = wait_for_texts(browser, [question["question"], "first_gold_chunk", "bm25 · oracle_page", "✓ hit"],
+                              what="the drill-down")
+        assert f"question_id={question_id}" in browser.current_url
+        screenshot(browser, "walkthrough_drilldown")
+        browser.find_elements(By.XPATH, "//summary[contains(., 'Full texts of the')]")[0].click()  # 3
+        wait_for_texts(browser, ["#1 ", "TARNWICK"], what="the full texts")
+        screenshot(browser, "walkthrough_full_texts")
     finally:
         server.stop()
