@@ -124,14 +124,14 @@ st.subheader(f"Flipped questions ({flipped.height})")
 if flipped.is_empty():
     st.write("No question flipped.")
 else:
-    ui.show_table(flipped.select("question_id", "passes_in", "value_a", "value_b", "diff", "question"))
-    st.markdown("**Why did it flip?** Open a question in the drill-down with both runs:")
+    st.markdown("**Why did it flip?** Open a question in the drill-down with both runs (A → B):")
     dataset = runs.filter(pl.col("run_id") == run_a)["dataset"][0]
     for r in flipped.head(MAX_LINKS).iter_rows(named=True):
-        ui.drilldown_link(f"{r['question_id']} ({r['passes_in']}) — {(r['question'] or '')[:90]}",
-                          r["question_id"], dataset, [run_a, run_b])
+        ui.drilldown_link(f"{r['question_id']} ({r['passes_in']}: {ui.fmt(r['value_a'])} → {ui.fmt(r['value_b'])}) — "
+                          f"{(r['question'] or '')[:90]}", r["question_id"], dataset, [run_a, run_b])
     if flipped.height > MAX_LINKS:
-        st.caption(f"The first {MAX_LINKS} of {flipped.height}; the drill-down's question selector has every one.")
+        st.caption(f"The first {MAX_LINKS} of {flipped.height} (the largest differences); the table below has "
+                   "every one, and the drill-down's question selector too.")
 
 st.subheader("Per-question differences (B − A)")
 st.altair_chart(
@@ -142,4 +142,5 @@ st.altair_chart(
         tooltip=["question_id", "question", alt.Tooltip("value_a:Q", format=".4f"),
                  alt.Tooltip("value_b:Q", format=".4f"), "flipped"]),
     width="stretch")
-ui.show_table(diffs.select("question_id", "value_a", "value_b", "diff", "flipped", "question"))
+ui.show_dataframe(diffs.select("question_id", "passes_in", "value_a", "value_b", "diff", "flipped", "question"),
+                  key="per_question", height=420)

@@ -169,15 +169,16 @@ def test_run_vs_run(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
     rows = table(at, 0)
     assert {r["metric"] for r in rows} == set(compared["metric"])
     assert row_of(rows, metric="exact_match")["ci_high"] == fmt(exact["ci_high"])
-    flipped = table(at, 1)
+    flipped = [r for r in frame_rows(at, "flipped") if r["flipped"]]
     assert [r["question_id"] for r in flipped] == [dash.facts["flip_question"]]
-    assert (flipped[0]["value_a"], flipped[0]["value_b"], flipped[0]["passes_in"]) == ("0.0000", "1.0000", "b only")
+    assert (flipped[0]["value_a"], flipped[0]["value_b"], flipped[0]["passes_in"]) == (0.0, 1.0, "b only")
     scores = mart(dash.home, "fct_question_metric_scores").filter(pl.col("metric") == "exact_match")
     assert shown["Mean B (exact_match)"] == fmt(scores.filter(pl.col("run_id") == dash.facts["rag"])["value"].mean())
     assert shown["Pass in B only"] == "1" and shown["Pass in A only"] == "0"
     # the flipped question links to the drill-down with both runs (a plain link outside the app's navigation)
     links = [m.value for m in at.markdown if "drilldown?" in m.value]
     assert len(links) == 1 and f"question_id={dash.facts['flip_question']}" in links[0]
+    assert f"{dash.facts['flip_question']} (b only: 0.0000 → 1.0000)" in links[0]
     assert f"runs={dash.facts['closed']}%2C{dash.facts['rag']}" in links[0] and "dataset=demo_synthetic" in links[0]
 
 

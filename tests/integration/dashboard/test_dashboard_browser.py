@@ -119,7 +119,7 @@ def test_a_flipped_question_links_to_its_drilldown(dash: DashHome, browser: webd
     try:
         params = urlencode({"a": f["closed"], "b": f["rag"], "metric": "exact_match"})
         open_page(browser, f"{server.url}/run_vs_run?{params}", ["Why did it flip?", f["flip_question"]])
-        link = browser.find_element(By.PARTIAL_LINK_TEXT, f"{f['flip_question']} (b only)")
+        link = browser.find_element(By.PARTIAL_LINK_TEXT, f"{f['flip_question']} (b only: 0.0000 → 1.0000)")
         link.click()
         body = wait_for_texts(browser, [question["question"], "Gold evidence", "in_prompt", "Answers",
                                         question["reference_answers"][0]], what="the drill-down")
@@ -144,7 +144,7 @@ def test_three_clicks_from_the_leaderboard_to_why_a_question_failed(dash: DashHo
         body = wait_for_texts(browser, ["Is B better than A?", "Why did it flip?"], what="run vs run")
         assert f"a={f['bm25']}" in browser.current_url and f"b={f['oracle']}" in browser.current_url
         assert "Δ ndcg (B − A)" in body
-        link = browser.find_element(By.PARTIAL_LINK_TEXT, "(b only)")
+        link = browser.find_element(By.PARTIAL_LINK_TEXT, "(b only:")
         question_id = parse_qs(urlparse(link.get_attribute("href")).query)["question_id"][0]
         link.click()  # 2
         question = mart(dash.home, "dim_questions").filter(pl.col("question_id") == question_id).row(0, named=True)
