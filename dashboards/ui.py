@@ -65,11 +65,14 @@ def ranked_chart(frame: pl.DataFrame, value: str, label: str, title: str, interv
     scale = alt.Scale(domain=list(domain)) if domain else alt.Scale(zero=False)
     base = alt.Chart(data_).encode(y=alt.Y(f"{label}:N", sort=order, title=None,
                                            axis=alt.Axis(labelLimit=520)))
-    tooltip = [c for c in data_.columns if c != "text"]
+    tooltip = [c for c in data_.columns if c not in ("text", "label_x")]
     dots = base.mark_bar(size=14, opacity=0.8).encode(
         x=alt.X(f"{value}:Q", title=title, scale=scale, stack=None), tooltip=tooltip)
+    # the number right of the bar, or of the interval when it reaches further (never over the rule)
+    data_["label_x"] = data_[[value, "ci_high"]].max(axis=1) if intervals and "ci_high" in data_.columns \
+        else data_[value]
     labels = base.mark_text(align="left", dx=4).encode(
-        x=f"{value}:Q", text=alt.Text(f"{value}:Q", format=f".{DECIMALS}f"))
+        x="label_x:Q", text=alt.Text(f"{value}:Q", format=f".{DECIMALS}f"))
     layers = [dots, labels]
     if intervals and "ci_low" in data_.columns:
         layers.append(base.mark_rule(strokeWidth=2, color="black").encode(x="ci_low:Q", x2="ci_high:Q"))

@@ -30,8 +30,11 @@ chosen = st.multiselect("Datasets", all_datasets, default=all_datasets, key="dat
 
 def run_filter(run_ids: list[str], key: str) -> list[str]:
     """A multiselect of the runs shown (all by default): long lists of runs are cut to the ones being compared."""
-    picked = st.multiselect("Runs", run_ids, default=run_ids, key=key,
-                            format_func=lambda r: data.run_label(labels, r))
+    # chips say what the run is; the id only where two runs share a label (the same configuration re-run)
+    shown = [labels.get(r, r) for r in run_ids]
+    chip = {r: (data.run_label(labels, r) if shown.count(labels.get(r, r)) > 1 else labels.get(r, r))
+            for r in run_ids}
+    picked = st.multiselect("Runs", run_ids, default=run_ids, key=key, format_func=chip.get)
     return picked or run_ids
 
 

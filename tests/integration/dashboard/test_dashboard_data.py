@@ -327,3 +327,26 @@ def test_every_judgment_failed_is_named_with_its_error(dash: DashHome, tmp_path:
     assert reason == (f"every correctness judgment of {judge_run} failed (2; first error: APIConnectionError: "
                       "Connection refused)")
     assert command.startswith(f"finrag judge --answer-run {dash.facts['rag']} --metrics correctness")
+
+
+def test_questions_without_reference_answers_are_named(dash: DashHome, tmp_path: Path) -> None:
+    """A dataset whose questions carry no reference answer (a retrieval benchmark) answered by a run: no lexical
+    metric can score it, and the empty state says so instead of "run finrag build"."""
+    import shutil
+
+    from python_jobs.core.contracts import contract
+
+    home = tmp_path / "warehouse"
+    shutil.copytree(dash.home, home, symlinks=True)
+    questions = contract("questions").frame([
+        {"question_id": q, "dataset": "noref", "split": "test", "question": f"question {q}?", "source": "imported"}
+        for q in ("q1", "q2")])
+    run = contract("generation_runs").frame([{"run_id": "noref-closed", "dataset": "noref", "model": "m",
+                                              "eval_mode": "closed_book", "params": "{}"}])
+    answers = contract("answers").frame([{"run_id": "noref-closed", "question_id": q, "answer": "a"}
+                                         for q in ("q1", "q2")])
+    Lake(home).land([("questions", "noref", questions), ("generation_runs", "noref-closed", run),
+                     ("answers", "noref-closed", answers)])
+    reason, command = data.diagnose(home, "generation", ["noref"])
+    assert reason.startswith("the questions of noref have no reference answers") and "finrag judge" in command
+    assert data.lake_datasets(home).filter(pl.col("dataset") == "noref")["n_with_reference"].item() == 0
