@@ -13,6 +13,7 @@ from urllib.parse import parse_qs, urlencode, urlparse
 import polars as pl
 from selenium import webdriver
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
 
 from support.browser import SCREENSHOTS, Dashboard, open_page, open_paths, screenshot, wait_for_texts
 from support.cli import run_finrag
@@ -138,8 +139,9 @@ def test_three_clicks_from_the_leaderboard_to_why_a_question_failed(dash: DashHo
     server = Dashboard(dash.home, tmp_path / "dashboard.log")
     try:
         open_page(browser, f"{server.url}/leaderboard?metric=ndcg&granularity=page",
-                  ["Why is a run behind?", "nDCG@5 (page level)"])
-        browser.find_element(By.XPATH, "//a[contains(., 'bm25 · full · k=5') and contains(., 'vs the best')]").click()
+                  ["Why is a run behind?", "nDCG@5 (page level)", f"({f['bm25']}) vs the best"])
+        WebDriverWait(browser, 30).until(lambda d: d.find_element(
+            By.XPATH, "//a[contains(., 'bm25 · full · k=5') and contains(., 'vs the best')]")).click()
         # 1 ^
         body = wait_for_texts(browser, ["Is B better than A?", "Why did it flip?"], what="run vs run")
         assert f"a={f['bm25']}" in browser.current_url and f"b={f['oracle']}" in browser.current_url
