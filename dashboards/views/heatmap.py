@@ -24,7 +24,9 @@ if options.is_empty():
     st.stop()
 
 runs = options.select("run_id", "run_kind", "dataset").unique(maintain_order=True)
-labels = {r["run_id"]: f"{r['run_id']}  ({r['run_kind']}, {r['dataset']})" for r in runs.iter_rows(named=True)}
+run_labels = data.run_labels(home)
+labels = {r["run_id"]: f"{data.run_label(run_labels, r['run_id'])}  [{r['run_kind']}, {r['dataset']}]"
+          for r in runs.iter_rows(named=True)}
 run_id = ui.pick("Run", list(labels), key="run", param="run", format_func=labels.get)
 run_options = options.filter(pl.col("run_id") == run_id)
 cols = st.columns(4)

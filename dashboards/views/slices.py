@@ -35,7 +35,8 @@ if kind == "Retrieval":
     if runs is None or runs.is_empty():
         ui.empty_state(home, "retrieval")
         st.stop()
-    labels = {r["run_id"]: f"{r['run_id']}  ({r['retriever']}, {r['condition']}, {r['dataset']})"
+    run_labels = data.run_labels(home)
+    labels = {r["run_id"]: f"{data.run_label(run_labels, r['run_id'])}  [{r['dataset']}]"
               for r in runs.iter_rows(named=True)}
     # default: a full-corpus run with oracle counterparts to show beside it, else any full-corpus run
     full_runs = (data.runs_with_oracle_counterparts(home)
@@ -91,7 +92,8 @@ else:
     if runs is None or runs.is_empty():
         ui.empty_state(home, "generation")
         st.stop()
-    labels = {r["run_id"]: f"{r['run_id']}  ({r['eval_mode']}, {r['model']}, {r['dataset']})"
+    run_labels = data.run_labels(home)
+    labels = {r["run_id"]: f"{data.run_label(run_labels, r['run_id'])}  [{r['dataset']}]"
               for r in runs.iter_rows(named=True)}
     cols = st.columns(3)
     with cols[0]:
