@@ -646,8 +646,11 @@ def diagnose(home: Path, what: str, datasets_: Sequence[str] | None = None) -> t
                     "lexical metric can score their answers (judged metrics can)",
                     "finrag judge --answer-run RUN --metrics correctness  (or ingest questions with answers)")
     if what in ("judged", "agreement"):
-        if scope.is_empty() or scope["n_judge_runs"].sum() == 0:
-            return (f"no judge run on {names}' answers",
+        if scope.is_empty() or scope["n_answer_runs"].sum() == 0:
+            return (f"no answer run on {names}, so nothing to judge",
+                    f"finrag answer --closed-book --dataset {first}  then  finrag judge --answer-run RUN")
+        if scope["n_judge_runs"].sum() == 0:
+            return (f"no judge run on the answers of {names}",
                     "finrag judge --answer-run RUN --metrics correctness")
         failures = judgment_failures(home, datasets_)
         if failures is not None and failures.height:

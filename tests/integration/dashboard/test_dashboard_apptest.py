@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import polars as pl
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -335,3 +336,31 @@ def test_qa_generation_without_a_run_says_how_to_make_one(dash: DashHome, monkey
     at = run_page(dash.home, "qa_generation", monkeypatch)
     assert [i.value for i in at.info] == ["No data: no QA-generation run.  \nFix: `finrag generate-qa --dataset "
                                           "demo_synthetic`"]
+
+
+def test_a_beir_home_opens_at_the_finest_granularity_with_data(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """FinanceRAG's FinQABench (BEIR format: documents without pages, queries without reference answers), bm25,
+    built: the leaderboard opens at chunk granularity with numbers (never page, all "—"), says why there is no page
+    level, and the generation section names the real cause."""
+    from support.cli import run_finrag
+    from support.paths import SHARED_DATA
+
+    home = tmp_path / "warehouse"
+    dataset = "financerag_finqabench"
+    run_finrag(home, "ingest", "beir", "--dir", str(SHARED_DATA / "financerag_icaif24" / "FinQABench"),
+               "--dataset", dataset, "--quiet")
+    run = run_finrag(home, "retrieve", "--retriever", "bm25", "--dataset", dataset, "--k", "10",
+                     "--quiet").stdout.strip()
+    run_finrag(home, "build", "--quiet", "--exclude", "resource_type:test", "resource_type:unit_test")
+    at = run_page(home, "leaderboard", monkeypatch)
+    assert at.selectbox(key="granularity").options == ["chunk", "doc"]
+    assert at.selectbox(key="granularity").value == "chunk"
+    row = row_of(frame_rows(at, "retriever"), run_id=run)
+    expected = mart(home, "mart_retrieval_leaderboard").filter(
+        (pl.col("metric") == "ndcg") & (pl.col("granularity") == "chunk") & (pl.col("k") == 5))["mean"].item()
+    assert row["ndcg"] == pytest.approx(expected) and pd.isna(row["page_rec"])
+    assert any(c.value.startswith(f"No page granularity: {dataset} has no pages") for c in at.caption)
+    infos = [i.value for i in at.info]
+    assert f"No data: no answer run on {dataset}.  \nFix: `finrag answer --closed-book --dataset {dataset}  (or " \
+        "--retrieval-run RUN for RAG)`" in infos
