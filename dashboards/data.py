@@ -782,10 +782,11 @@ def evidence_overlap(home: Path, datasets_: Sequence[str] | None = None) -> pl.D
     if registry is None:
         return None
     metrics = registry.filter(pl.col("family") == "evidence_overlap")["metric"].to_list()
+    where, params = _in_list("dataset", datasets_)
     wide = query(home, f"""
-        select * from mart_retrieval_evidence_overlap where k > 0 and {_in_list("dataset", datasets_)[0]}
+        select * from mart_retrieval_evidence_overlap where k > 0 and {where}
         order by run_id, k
-    """, _in_list("dataset", datasets_)[1], marts=["mart_retrieval_evidence_overlap"])
+    """, params, marts=["mart_retrieval_evidence_overlap"])
     if wide is None:
         return None
     present = [m for m in metrics if f"mean_{m}" in wide.columns]

@@ -327,6 +327,13 @@ def test_every_judgment_failed_is_named_with_its_error(dash: DashHome, tmp_path:
     assert reason == (f"every correctness judgment of {judge_run} failed (2; first error: APIConnectionError: "
                       "Connection refused)")
     assert command.startswith(f"finrag judge --answer-run {dash.facts['rag']} --metrics correctness")
+    # built: the leaderboard warns about the run, the drill-down shows each judgment's error
+    run_finrag(home, "build", "--all", "--quiet", "--exclude", "resource_type:test", "resource_type:unit_test")
+    verdicts = data.judge_verdicts(home, DATASET, "finrag_synth_0_00001")
+    assert verdicts.select("judge_run_id", "status", "error").rows() == [
+        (judge_run, "failed", "APIConnectionError: Connection refused")]
+    board = data.judge_leaderboard(home, [DATASET]).row(0, named=True)
+    assert (board["judge_run_id"], board["mean"], board["n_ok"], board["n_failed"]) == (judge_run, None, 0, 2)
 
 
 def test_questions_without_reference_answers_are_named(dash: DashHome, tmp_path: Path) -> None:
