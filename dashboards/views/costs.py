@@ -35,23 +35,20 @@ st.caption("Calls made, from the llm_calls ledger (answers served from the cache
            + (f"; no price in the seed for {', '.join(unpriced)} (add it to seeds/llm_prices.csv and "
               "`finrag build`)." if unpriced else "."))
 
-# one bar per job run: what it is, when it ran
-per_run = costs.group_by("job_run_id", "job", "job_subject", maintain_order=True).agg(
-    pl.col("n_calls").sum(), pl.col("n_failed").sum(), (pl.col("prompt_tokens") + pl.col("completion_tokens")).sum()
-    .alias("tokens"), pl.col("cost_usd").sum(), pl.col("first_call_at").min())
-per_run = per_run.with_columns(
-    pl.format("{} {} · {}", "job", pl.col("job_subject").fill_null(""),
-              pl.col("first_call_at").dt.strftime("%m-%d %H:%M")).alias("job_run"))
+# a job run as what it is, when it started, and its id's random tail (two jobs can start in the same minute)
+started = costs.group_by("job_run_id").agg(pl.col("first_call_at").min().alias("started_at"))
+long = costs.join(started, on="job_run_id", how="left").with_columns(
+    (pl.col("prompt_tokens") + pl.col("completion_tokens")).alias("tokens"),
+    pl.format("{} {} · {} · {}", "job", pl.col("job_subject").fill_null(""),
+              pl.col("started_at").dt.strftime("%m-%d %H:%M"), pl.col("job_run_id").str.slice(-6)).alias("job_run"))
+run_order = long.sort("started_at", descending=True)["job_run"].unique(maintain_order=True).to_list()
+
 st.header("Per job run")
 measure = st.radio("Measure", ["tokens", "n_calls", "cost_usd"], horizontal=True, key="measure",
                    format_func={"tokens": "tokens", "n_calls": "calls", "cost_usd": "cost (USD)"}.get)
-long = costs.with_columns(
-    (pl.col("prompt_tokens") + pl.col("completion_tokens")).alias("tokens"),
-    pl.format("{} {} · {}", "job", pl.col("job_subject").fill_null(""),
-              pl.col("first_call_at").dt.strftime("%m-%d %H:%M")).alias("job_run"))
 st.altair_chart(
     alt.Chart(long.to_pandas()).mark_bar().encode(
-        y=alt.Y("job_run:N", title=None, sort=per_run["job_run"].to_list(), axis=alt.Axis(labelLimit=500)),
+        y=alt.Y("job_run:N", title=None, sort=run_order, axis=alt.Axis(labelLimit=500)),
         x=alt.X(f"sum({measure}):Q", title=measure),
         color=alt.Color("purpose:N"),
         tooltip=["job_run_id", "purpose", "model", "n_calls", "n_failed", "tokens",

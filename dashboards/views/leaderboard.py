@@ -125,7 +125,7 @@ else:
                     y=alt.Y("mean:Q", title=metric_labels.get(metric, metric)),
                     color=alt.Color("run:N", legend=alt.Legend(orient="bottom", columns=1, labelLimit=600)),
                     tooltip=["run", "run_id", "k", alt.Tooltip("mean:Q", format=f".{ui.DECIMALS}f"),
-                             "n_questions"]),
+                             "n_questions"]).properties(height=280),
                 width="stretch")
         overlap = data.evidence_overlap(home, chosen)
         if overlap is not None and overlap.filter(pl.col("run_id").is_in(shown_runs)).height:
@@ -141,7 +141,7 @@ else:
                     color=alt.Color("run:N", legend=alt.Legend(orient="bottom", columns=1, labelLimit=600)),
                     column=alt.Column("measure:N", title=None),
                     tooltip=["run", "run_id", "measure", "k", alt.Tooltip("mean:Q", format=f".{ui.DECIMALS}f"),
-                             "n_questions"]).properties(width=420))
+                             "n_questions"]).properties(width=420, height=260))
         st.subheader("Every retrieval metric")
         st.caption("".join(f"{m} = {label}@{k} ({g} level); " for m, g, label in own)
                    + f"the other metrics @{k} at {granularity} level. Means over the questions each run retrieved "
