@@ -270,18 +270,24 @@ def retrieval_leaderboard(home: Path, k: int, granularity: str = "page",
 
 
 def generation_leaderboard(home: Path, datasets_: Sequence[str] | None = None) -> pl.DataFrame | None:
-    """One row per answer run with a column per lexical metric of the registry (mart_generation_leaderboard)."""
+    """One row per answer run with a column per lexical metric of the registry (mart_generation_leaderboard), then
+    each metric's own count of scored answers, n_<metric> (numeric_match counts only questions with a numeric
+    gold)."""
     where, params = _in_list("dataset", datasets_)
     long = query(home, f"""
-        select run_id, dataset, model, eval_mode, retrieval_run_id, n_questions, n_failed, metric, mean
+        select run_id, dataset, model, eval_mode, retrieval_run_id, n_questions, n_failed, metric, mean,
+               cast(n as bigint) as n
         from mart_generation_leaderboard
         where {where}
     """, params, marts=["mart_generation_leaderboard", "dim_metrics"])
     if long is None:
         return None
-    board = _pivot_metrics(long, ["run_id", "dataset", "model", "eval_mode", "retrieval_run_id", "n_questions",
-                                  "n_failed"], metric_names(home, "lexical"))
-    return board.sort("dataset", "eval_mode", "run_id", nulls_last=True)
+    index = ["run_id", "dataset", "model", "eval_mode", "retrieval_run_id", "n_questions", "n_failed"]
+    metrics = metric_names(home, "lexical")
+    board = _pivot_metrics(long.drop("n"), index, metrics)
+    counts = _pivot_metrics(long.select("run_id", "metric", pl.col("n").alias("mean")), ["run_id"], metrics)
+    counts = counts.rename({m: f"n_{m}" for m in metrics})
+    return board.join(counts, on="run_id", how="left").sort("dataset", "eval_mode", "run_id", nulls_last=True)
 
 
 def judge_leaderboard(home: Path, datasets_: Sequence[str] | None = None) -> pl.DataFrame | None:

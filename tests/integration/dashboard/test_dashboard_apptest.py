@@ -81,6 +81,10 @@ def test_leaderboard(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
     assert rag["exact_match"] == pytest.approx(generation.filter(
         (pl.col("run_id") == dash.facts["rag"]) & (pl.col("metric") == "exact_match"))["mean"].item())
     assert rag["run"].startswith("rag · fake-model · split test over [bm25 · full")
+    # each metric's own count: numeric_match over the questions with a numeric gold only
+    for metric in ("exact_match", "numeric_match"):
+        assert rag[f"n_{metric}"] == generation.filter((pl.col("run_id") == dash.facts["rag"])
+                                                       & (pl.col("metric") == metric))["n"].item()
     # judged: one row per judge run and metric, its own counts (never summed over metrics)
     judged = mart(dash.home, "mart_judge_leaderboard").row(0, named=True)
     judge = row_of(frame_rows(at, "judge_run_id"), judge_run_id=dash.facts["judge"], metric="correctness")
