@@ -69,7 +69,10 @@ def ranked(frame: pl.DataFrame, metric: str, title: str, leader_interval: pl.Dat
         # the way to "why": a run against the best one, question by question (flipped questions link on to the
         # drill-down)
         st.markdown("**Why is a run behind?** Compare it with the best run, question by question:")
-        for r in scored.tail(scored.height - 1).head(MAX_COMPARE_LINKS).iter_rows(named=True):
+        behind = scored.tail(scored.height - 1)
+        if "dataset" in behind.columns:  # only runs on the best run's questions have questions to compare
+            behind = behind.filter(pl.col("dataset") == top["dataset"])
+        for r in behind.head(MAX_COMPARE_LINKS).iter_rows(named=True):
             ui.page_link("run_vs_run", f"{data.run_label(labels, r['run_id'])} vs the best",
                          {"a": r["run_id"], "b": top["run_id"], "metric": metric, **compare},
                          icon=":material/compare_arrows:")

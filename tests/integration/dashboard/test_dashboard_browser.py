@@ -93,7 +93,8 @@ def test_build_succeeds_while_the_dashboard_serves(dash: DashHome, browser: webd
     before = json.loads(manifest.read_text())["published_at"]
     server = Dashboard(home, tmp_path / "dashboard.log")
     try:
-        expected = [dash.facts["bm25"], dash.facts["rag"]]
+        # the runs as the page labels them (ids show where a run is the best or linked)
+        expected = [dash.facts["bm25"], "rag · fake-model · split test over [bm25 · full · k=5 · split test]"]
         open_page(browser, f"{server.url}/leaderboard", expected)
         open_page(browser, f"{server.url}/drilldown?question_id={dash.facts['flip_question']}", ["✓ hit"])
         # the server never has the warehouse file open (it reads Parquet only) ...
