@@ -491,13 +491,19 @@ def judge_confusion(home: Path, agreement_row: dict[str, Any]) -> pl.DataFrame |
 # ---------------------------------------------------------------------------------------------------- drill-down
 
 def questions(home: Path, dataset: str | None = None) -> pl.DataFrame | None:
+    """Every question with its attributes and has_evidence (fct_evidence has gold for it: retrieval metrics score
+    it; a BEIR dataset's queries outside the qrels have none)."""
     return query(home, """
-        select question_id, dataset, question, reference_answers, question_type, doc_type, task, topic_l1, topic_l2,
-               company
+        with gold as (select distinct dataset, question_id from fct_evidence)
+        select dim_questions.question_id, dim_questions.dataset, dim_questions.question,
+               dim_questions.reference_answers, dim_questions.question_type, dim_questions.doc_type,
+               dim_questions.task, dim_questions.topic_l1, dim_questions.topic_l2, dim_questions.company,
+               gold.question_id is not null as has_evidence
         from dim_questions
-        where ? is null or dataset = ?
-        order by question_id
-    """, [dataset, dataset], marts=["dim_questions"])
+        left join gold on gold.dataset = dim_questions.dataset and gold.question_id = dim_questions.question_id
+        where ? is null or dim_questions.dataset = ?
+        order by dim_questions.question_id
+    """, [dataset, dataset], marts=["dim_questions", "fct_evidence"])
 
 
 def gold_evidence(home: Path, dataset: str, question_id: str) -> pl.DataFrame | None:

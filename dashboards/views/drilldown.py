@@ -31,9 +31,13 @@ with cols[0]:
                       default=wanted_dataset[0] if wanted_dataset else None)
 in_dataset = everything.filter(pl.col("dataset") == dataset)
 texts = dict(zip(in_dataset["question_id"], in_dataset["question"], strict=True))
+no_gold = set(in_dataset.filter(~pl.col("has_evidence"))["question_id"])
+with_gold = in_dataset.filter(pl.col("has_evidence"))["question_id"]
 with cols[1]:
+    # by default the first question with gold evidence (a BEIR dataset's queries outside the qrels have none)
     question_id = ui.pick("Question", list(texts), key="question", param="question_id",
-                          format_func=lambda q: f"{q} — {texts[q][:100]}")
+                          default=with_gold[0] if with_gold.len() else None,
+                          format_func=lambda q: f"{q} — {texts[q][:100]}" + (" (no gold)" if q in no_gold else ""))
 q = in_dataset.filter(pl.col("question_id") == question_id).row(0, named=True)
 
 st.subheader(q["question"])

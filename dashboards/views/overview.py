@@ -13,7 +13,8 @@ import streamlit as st  # noqa: E402
 from dashboards import data, ui  # noqa: E402
 
 PAGES = [
-    ("leaderboard.py", "Leaderboard", "runs × headline metrics (retrieval, generation, judged), by dataset"),
+    ("leaderboard.py", "Leaderboard", "runs sorted on a metric with intervals, metric-vs-k curves, sortable tables "
+     "(retrieval, generation, judged), by dataset and run"),
     ("heatmap.py", "Topic × task", "OmniEval's topic × task matrix for any metric of any run"),
     ("slices.py", "Slices", "DocRec@k / PageRec@k and any metric by doc type, question type…, with the oracle gap"),
     ("run_vs_run.py", "Run vs run", "per-question differences of two runs, and the questions that flipped"),

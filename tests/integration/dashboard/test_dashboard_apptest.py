@@ -368,3 +368,8 @@ def test_a_beir_home_opens_at_the_finest_granularity_with_data(tmp_path: Path,
     infos = [i.value for i in at.info]
     assert f"No data: no answer run on {dataset}.  \nFix: `finrag answer --closed-book --dataset {dataset}  (or " \
         "--retrieval-run RUN for RAG)`" in infos
+    # the drill-down opens on the first question with gold (most queries are outside the qrels)
+    at = run_page(home, "drilldown", monkeypatch)
+    first_gold = mart(home, "fct_evidence")["question_id"].min()
+    assert at.selectbox(key="question").value == first_gold
+    assert mart(home, "dim_questions")["question_id"].min() != first_gold
