@@ -64,7 +64,10 @@ answer_runs = [] if answers is None else answers["run_id"].to_list()
 parents = data.run_parents(home)
 named = [r for r in (st.query_params.get("runs") or "").split(",") if r]
 from_url = data.with_ancestors(parents, named)
-default_retrieval = [r for r in from_url if r in retrieval_runs] or retrieval_runs[:DEFAULT_RUNS]
+# without a link: the retrieval runs answer runs answered over first (their chunks went into prompts), then others
+used = data.with_ancestors(parents, answer_runs)
+by_use = [r for r in retrieval_runs if r in used] + [r for r in retrieval_runs if r not in used]
+default_retrieval = [r for r in from_url if r in retrieval_runs] or by_use[:DEFAULT_RUNS]
 default_answers = [r for r in from_url if r in answer_runs] or answer_runs
 with st.expander(f"Runs shown: {len(default_retrieval)} of {len(retrieval_runs)} retrieval runs, "
                  f"{len(default_answers)} of {len(answer_runs)} answer runs", expanded=not named):
