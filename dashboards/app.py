@@ -29,6 +29,9 @@ PAGES = [
     ("run_vs_run.py", "Run vs run", "run_vs_run", ":material/compare_arrows:"),
     ("judge_agreement.py", "Judge agreement", "judge_agreement", ":material/gavel:"),
     ("drilldown.py", "Drill-down", "drilldown", ":material/search:"),
+    ("judged.py", "Judged answers", "judged", ":material/rule:"),
+    ("qa_generation.py", "QA generation", "qa_generation", ":material/quiz:"),
+    ("costs.py", "Costs", "costs", ":material/payments:"),
 ]
 
 st.set_page_config(page_title="FinRAG Warehouse", page_icon=":material/finance:", layout="wide")

@@ -144,6 +144,26 @@ def own_granularity_metrics(home: Path) -> list[tuple[str, str, str]]:
 
 # ---------------------------------------------------------------------------------------------------- leaderboard
 
+# granularities from the finest to the coarsest: the leaderboard's default is the finest one with data
+GRANULARITIES = ("chunk", "page", "doc")
+
+
+def run_labels(home: Path) -> dict[str, str]:
+    """run id -> a label that says what the run is (retriever, condition, k, split, embedder; an answer run's mode,
+    model and retrieval run; a judge run's model and answer run): python_jobs/warehouse/inventory.py, from the
+    lake's run tables. Empty when the home has no lake."""
+    from python_jobs.warehouse import inventory
+
+    lake = inventory.existing_lake(home)
+    return {} if lake is None else inventory.run_labels(lake)
+
+
+def run_label(labels: dict[str, str], run_id: str) -> str:
+    """How a selector shows a run: its label, then its id (ids stay visible: links and the CLI take them)."""
+    label = labels.get(run_id)
+    return f"{label}  ({run_id})" if label else run_id
+
+
 def datasets(home: Path) -> list[str]:
     found: set[str] = set()
     for mart in ("mart_retrieval_leaderboard", "mart_generation_leaderboard", "mart_judge_leaderboard"):
@@ -157,6 +177,60 @@ def retrieval_ks(home: Path) -> list[int]:
     frame = query(home, "select distinct k from mart_retrieval_leaderboard order by k",
                   marts=["mart_retrieval_leaderboard"])
     return [] if frame is None else frame["k"].to_list()
+
+
+def retrieval_granularities(home: Path, datasets_: Sequence[str] | None = None) -> list[str]:
+    """The granularities at which the multi-granularity retrieval metrics (MAP, nDCG, ...) have a scored run in
+    these datasets, finest first: a BEIR dataset has no pages, so it has chunk and doc only."""
+    where, params = _in_list("dataset", datasets_)
+    frame = query(home, f"""
+        select distinct board.granularity
+        from mart_retrieval_leaderboard as board
+        inner join dim_metrics using (metric)
+        where len(dim_metrics.granularities) > 1 and board.mean is not null and {where}
+    """, params, marts=["mart_retrieval_leaderboard", "dim_metrics"])
+    found = set() if frame is None else set(frame["granularity"].to_list())
+    return [g for g in GRANULARITIES if g in found] + sorted(found - set(GRANULARITIES))
+
+
+def retrieval_metric_by_k(home: Path, metric: str, granularity: str,
+                          datasets_: Sequence[str] | None = None) -> pl.DataFrame | None:
+    """Each run's mean of one metric at every k the mart holds (k = 0, the whole ranking, left out): the
+    metric-vs-k curves. A one-granularity metric (doc_rec, page_rec) at its own granularity."""
+    where, params = _in_list("dataset", datasets_)
+    return query(home, f"""
+        select board.run_id, board.k, board.mean, board.n_questions
+        from mart_retrieval_leaderboard as board
+        inner join dim_metrics using (metric)
+        where board.metric = ? and board.k > 0 and {where}
+            and board.granularity = case when len(dim_metrics.granularities) = 1
+                                         then dim_metrics.granularities[1] else ? end
+        order by board.run_id, board.k
+    """, [metric, *params, granularity], marts=["mart_retrieval_leaderboard", "dim_metrics"])
+
+
+def compared_to(home: Path, leader: str, metric: str, granularity: str | None,
+                k: int | None) -> pl.DataFrame | None:
+    """mart_run_comparison's pairs of `leader` with any other run on one metric, oriented as run − leader:
+    run_id, n_questions, delta, ci_low, ci_high, p_randomization (the mart may hold a pair either way, or both)."""
+    return query(home, """
+        with pairs as (
+            select * from mart_run_comparison
+            where metric = ? and granularity is not distinct from ? and k is not distinct from ?
+        ),
+        oriented as (
+            select run_b as run_id, 1 as orientation, n_questions, delta, ci_low, ci_high, p_randomization
+            from pairs where run_a = ?
+            union all
+            select run_a as run_id, 2 as orientation, n_questions, -delta as delta, -ci_high as ci_low,
+                   -ci_low as ci_high, p_randomization
+            from pairs where run_b = ?
+        )
+        -- a pair the mart holds both ways once: leader as A first
+        select run_id, n_questions, delta, ci_low, ci_high, p_randomization
+        from oriented
+        qualify row_number() over (partition by run_id order by orientation) = 1
+    """, [metric, granularity, k, leader, leader], marts=["mart_run_comparison"])
 
 
 def retrieval_leaderboard(home: Path, k: int, granularity: str = "page",
@@ -196,18 +270,24 @@ def retrieval_leaderboard(home: Path, k: int, granularity: str = "page",
 
 
 def generation_leaderboard(home: Path, datasets_: Sequence[str] | None = None) -> pl.DataFrame | None:
-    """One row per answer run with a column per lexical metric of the registry (mart_generation_leaderboard)."""
+    """One row per answer run with a column per lexical metric of the registry (mart_generation_leaderboard), then
+    each metric's own count of scored answers, n_<metric> (numeric_match counts only questions with a numeric
+    gold)."""
     where, params = _in_list("dataset", datasets_)
     long = query(home, f"""
-        select run_id, dataset, model, eval_mode, retrieval_run_id, n_questions, n_failed, metric, mean
+        select run_id, dataset, model, eval_mode, retrieval_run_id, n_questions, n_failed, metric, mean,
+               cast(n as bigint) as n
         from mart_generation_leaderboard
         where {where}
     """, params, marts=["mart_generation_leaderboard", "dim_metrics"])
     if long is None:
         return None
-    board = _pivot_metrics(long, ["run_id", "dataset", "model", "eval_mode", "retrieval_run_id", "n_questions",
-                                  "n_failed"], metric_names(home, "lexical"))
-    return board.sort("dataset", "eval_mode", "run_id", nulls_last=True)
+    index = ["run_id", "dataset", "model", "eval_mode", "retrieval_run_id", "n_questions", "n_failed"]
+    metrics = metric_names(home, "lexical")
+    board = _pivot_metrics(long.drop("n"), index, metrics)
+    counts = _pivot_metrics(long.select("run_id", "metric", pl.col("n").alias("mean")), ["run_id"], metrics)
+    counts = counts.rename({m: f"n_{m}" for m in metrics})
+    return board.join(counts, on="run_id", how="left").sort("dataset", "eval_mode", "run_id", nulls_last=True)
 
 
 def judge_leaderboard(home: Path, datasets_: Sequence[str] | None = None) -> pl.DataFrame | None:
@@ -411,13 +491,19 @@ def judge_confusion(home: Path, agreement_row: dict[str, Any]) -> pl.DataFrame |
 # ---------------------------------------------------------------------------------------------------- drill-down
 
 def questions(home: Path, dataset: str | None = None) -> pl.DataFrame | None:
+    """Every question with its attributes and has_evidence (fct_evidence has gold for it: retrieval metrics score
+    it; a BEIR dataset's queries outside the qrels have none)."""
     return query(home, """
-        select question_id, dataset, question, reference_answers, question_type, doc_type, task, topic_l1, topic_l2,
-               company
+        with gold as (select distinct dataset, question_id from fct_evidence)
+        select dim_questions.question_id, dim_questions.dataset, dim_questions.question,
+               dim_questions.reference_answers, dim_questions.question_type, dim_questions.doc_type,
+               dim_questions.task, dim_questions.topic_l1, dim_questions.topic_l2, dim_questions.company,
+               gold.question_id is not null as has_evidence
         from dim_questions
-        where ? is null or dataset = ?
-        order by question_id
-    """, [dataset, dataset], marts=["dim_questions"])
+        left join gold on gold.dataset = dim_questions.dataset and gold.question_id = dim_questions.question_id
+        where ? is null or dim_questions.dataset = ?
+        order by dim_questions.question_id
+    """, [dataset, dataset], marts=["dim_questions", "fct_evidence"])
 
 
 def gold_evidence(home: Path, dataset: str, question_id: str) -> pl.DataFrame | None:
@@ -493,3 +579,281 @@ def answers(home: Path, dataset: str, question_id: str) -> pl.DataFrame | None:
         where lake_answers.question_id = ?
         order by lake_answers.run_id
     """, [dataset, question_id], marts=["fct_generation_question_scores"], lake=["answers", "generation_runs"])
+
+
+# ---------------------------------------------------------------------------------------------------- empty states
+
+def lake_datasets(home: Path) -> pl.DataFrame | None:
+    """What the lake holds per dataset (python_jobs/warehouse/inventory.py, what `finrag ls` prints): questions and
+    how many have reference answers, documents, pages, chunks, retrieval / answer / judge runs. None when nothing
+    is ingested (no question in the lake)."""
+    from python_jobs.warehouse import inventory
+
+    lake = inventory.existing_lake(home)
+    found = None if lake is None else inventory.datasets(lake)
+    return None if found is None or found.is_empty() else found
+
+
+def lake_runs(home: Path) -> pl.DataFrame | None:
+    """Every run in the lake, newest first: kind, run id, dataset, label, created_at (what `finrag ls` prints)."""
+    from python_jobs.warehouse import inventory
+
+    lake = inventory.existing_lake(home)
+    return None if lake is None else inventory.runs(lake)
+
+
+def judgment_failures(home: Path, datasets_: Sequence[str] | None = None) -> pl.DataFrame | None:
+    """Per judge run and metric of the lake: judgments ok / failed and the first error, for the runs whose every
+    judgment of a metric failed (mart_judge_leaderboard has then no mean to show)."""
+    where, params = _in_list("answer_runs.dataset", datasets_)
+    return query(home, f"""
+        select judgments.judge_run_id, judge_runs.answer_run_id, judgments.metric,
+               count(*) filter (where judgments.status = 'ok') as n_ok,
+               count(*) filter (where judgments.status = 'failed') as n_failed,
+               min(judgments.error) filter (where judgments.status = 'failed') as first_error
+        from lake_judgments as judgments
+        inner join lake_judge_runs as judge_runs using (judge_run_id)
+        left join lake_generation_runs as answer_runs on answer_runs.run_id = judge_runs.answer_run_id
+        where {where}
+        group by all
+        having count(*) filter (where judgments.status = 'ok') = 0
+            and count(*) filter (where judgments.status = 'failed') > 0
+        order by judgments.judge_run_id, judgments.metric
+    """, params, lake=["judgments", "judge_runs", "generation_runs"])
+
+
+def diagnose(home: Path, what: str, datasets_: Sequence[str] | None = None) -> tuple[str, str]:
+    """Why a page (section) has nothing to show, found in the lake and the published marts, and the command that
+    fixes it: (reason, command). `what`: retrieval, page (page-level metrics), generation, judged, agreement,
+    costs, qa_generation, or anything else (only the home-wide causes)."""
+    found = lake_datasets(home)
+    if found is None:
+        return ("nothing is ingested in this home (the lake has no question)",
+                "finrag ingest financebench --questions Q.jsonl --documents D.jsonl --pdfs DIR  (or `finrag demo`)")
+    manifest = export_manifest(home)
+    if manifest is None:
+        return ("no mart is published yet (the lake has data, but no build ran)", "finrag build")
+    scope = found.filter(pl.col("dataset").is_in(list(datasets_))) if datasets_ else found
+    names = ", ".join(scope["dataset"]) or "these datasets"
+    first = scope["dataset"][0] if scope.height else "DATASET"
+    if what == "page":
+        without = scope.filter(pl.col("n_pages") == 0)["dataset"].to_list()
+        if without:
+            return (f"{', '.join(without)} has no pages (a BEIR / TREC corpus has documents only): page-level "
+                    "metrics (PageRec, page granularity) do not exist for it; pick chunk or doc",
+                    "finrag ingest financebench … --pdfs DIR  (a corpus with PDF pages)")
+    if what in ("retrieval", "page"):
+        if scope.is_empty() or scope["n_retrieval_runs"].sum() == 0:
+            if scope.height and scope["n_chunks"].sum() == 0 and scope["n_documents"].sum() > 0:
+                return (f"{names} has documents but no chunks to retrieve from",
+                        f"finrag chunk --dataset {first} && finrag retrieve --retriever bm25 --dataset {first}")
+            return f"no retrieval run on {names}", f"finrag retrieve --retriever bm25 --dataset {first} --k 10"
+    if what == "generation":
+        if scope.is_empty() or scope["n_answer_runs"].sum() == 0:
+            return (f"no answer run on {names}",
+                    f"finrag answer --closed-book --dataset {first}  (or --retrieval-run RUN for RAG)")
+        no_reference = scope.filter((pl.col("n_answer_runs") > 0) & (pl.col("n_with_reference") == 0))
+        if no_reference.height:
+            return (f"the questions of {', '.join(no_reference['dataset'])} have no reference answers, so no "
+                    "lexical metric can score their answers (judged metrics can)",
+                    "finrag judge --answer-run RUN --metrics correctness  (or ingest questions with answers)")
+    if what in ("judged", "agreement"):
+        if scope.is_empty() or scope["n_answer_runs"].sum() == 0:
+            return (f"no answer run on {names}, so nothing to judge",
+                    f"finrag answer --closed-book --dataset {first}  then  finrag judge --answer-run RUN")
+        if scope["n_judge_runs"].sum() == 0:
+            return (f"no judge run on the answers of {names}",
+                    "finrag judge --answer-run RUN --metrics correctness")
+        failures = judgment_failures(home, datasets_)
+        if failures is not None and failures.height:
+            f = failures.row(0, named=True)
+            return (f"every {f['metric']} judgment of {f['judge_run_id']} failed ({f['n_failed']}; first error: "
+                    f"{(f['first_error'] or '?')[:160]})",
+                    f"finrag judge --answer-run {f['answer_run_id']} --metrics {f['metric']}  (once the endpoint "
+                    "answers; failed judgments are retried)")
+        if what == "agreement":
+            return ("no judge run judged an answer run that has human labels",
+                    "finrag import-human-labels FILE && finrag judge --answer-run LABELLED_RUN")
+    if what == "costs":
+        calls = query(home, "select count(*) as n from lake_llm_calls", lake=["llm_calls"])
+        if calls is None or calls["n"][0] == 0:
+            return ("no LLM call is in the ledger (no answer, judge, HyDE or QA-generation run yet)",
+                    f"finrag answer --closed-book --dataset {first}")
+    if what == "qa_generation":
+        attempts = query(home, "select count(*) as n from lake_qa_generation_attempts",
+                         lake=["qa_generation_attempts"])
+        if attempts is None or attempts["n"][0] == 0:
+            return ("no QA-generation run", f"finrag generate-qa --dataset {first}")
+    return ("the lake has data the published marts do not show yet (it changed after the last build)",
+            "finrag build")
+
+
+# ------------------------------------------------------------------------------------------ drill-down (diagnosis)
+
+def first_gold_ranks(chunks: pl.DataFrame) -> pl.DataFrame:
+    """Per retrieval run of retrieved_chunks' frame: the rank of the first gold unit at chunk, page and document
+    granularity (the marks fct_retrieval_results_judged gives, not re-decided; null: no gold unit retrieved), the
+    hits among the results and the results."""
+    return chunks.group_by("run_id", maintain_order=True).agg(
+        pl.col("chunk_rank").filter(pl.col("chunk_hit")).min().alias("first_gold_chunk"),
+        pl.col("page_rank").filter(pl.col("page_hit")).min().alias("first_gold_page"),
+        pl.col("doc_rank").filter(pl.col("doc_hit")).min().alias("first_gold_doc"),
+        pl.col("chunk_hit").sum().cast(pl.Int64).alias("hits"),
+        pl.len().cast(pl.Int64).alias("results"),
+    )
+
+
+def prompt_chunks(home: Path, dataset: str, question_id: str) -> pl.DataFrame | None:
+    """The chunks each RAG answer run put into the question's prompt (lake answers' context_chunk_ids, in prompt
+    order): answer run, its retrieval run, chunk id, position in the prompt (1-based)."""
+    return query(home, """
+        with runs as (
+            select run_id, retrieval_run_id from lake_generation_runs
+            where dataset = ? and retrieval_run_id is not null
+        )
+        select answers.run_id as answer_run_id, runs.retrieval_run_id, context.chunk_id,
+               context.prompt_position
+        from lake_answers as answers
+        inner join runs using (run_id)
+        cross join unnest(answers.context_chunk_ids) with ordinality as context (chunk_id, prompt_position)
+        where answers.question_id = ?
+        order by answers.run_id, context.prompt_position
+    """, [dataset, question_id], lake=["answers", "generation_runs"])
+
+
+def judge_verdicts(home: Path, dataset: str, question_id: str) -> pl.DataFrame | None:
+    """Every judgment of the question's answers (fct_judge_scores): judge run, answer run, metric, status (ok /
+    not_applicable / failed), raw and normalised score, the judge's rationale and, when it failed, the error; in the
+    registry's metric order."""
+    return query(home, """
+        select scores.answer_run_id, scores.judge_run_id, scores.judge_model, scores.metric, scores.status,
+               scores.raw_score, scores.normalized_score, scores.rationale, scores.error
+        from fct_judge_scores as scores
+        left join dim_metrics using (metric)
+        where scores.dataset = ? and scores.question_id = ?
+        order by scores.answer_run_id, scores.judge_run_id, dim_metrics.display_order, scores.metric
+    """, [dataset, question_id], marts=["fct_judge_scores", "dim_metrics"])
+
+
+def run_parents(home: Path) -> dict[str, list[str]]:
+    """run id -> the runs it was made from (an answer run's retrieval run, a judge run's answer run), so a link
+    naming a judge run also shows its answer run and that answer's retrieval run."""
+    parents: dict[str, list[str]] = {}
+    generation = query(home, "select run_id, retrieval_run_id from lake_generation_runs", lake=["generation_runs"])
+    for r in ([] if generation is None else generation.iter_rows(named=True)):
+        parents[r["run_id"]] = [r["retrieval_run_id"]] if r["retrieval_run_id"] else []
+    judges = query(home, "select judge_run_id, answer_run_id from lake_judge_runs", lake=["judge_runs"])
+    for r in ([] if judges is None else judges.iter_rows(named=True)):
+        parents[r["judge_run_id"]] = [r["answer_run_id"]]
+    return parents
+
+
+def with_ancestors(parents: dict[str, list[str]], runs: Iterable[str]) -> list[str]:
+    """The runs and every run they were made from, in order, each once."""
+    out: list[str] = []
+    todo = list(runs)
+    while todo:
+        run = todo.pop(0)
+        if run and run not in out:
+            out.append(run)
+            todo.extend(parents.get(run, []))
+    return out
+
+
+def judge_disagreements(home: Path, judge_run_id: str, metric: str, label_set: str) -> pl.DataFrame | None:
+    """The questions where one judge run's class differs from the human label's (fct_judge_human_pairs, scored
+    pairs only): question, judge and human class and raw scores, the dataset and answer run (for the drill-down)."""
+    return query(home, """
+        select pairs.question_id, pairs.dataset, pairs.answer_run_id, pairs.judge_class, pairs.human_class,
+               pairs.judge_raw_score, pairs.human_raw_score, pairs.human_label, dim_questions.question
+        from fct_judge_human_pairs as pairs
+        left join dim_questions on dim_questions.dataset = pairs.dataset
+            and dim_questions.question_id = pairs.question_id
+        where pairs.judge_run_id = ? and pairs.metric = ? and pairs.label_set = ? and pairs.is_scored
+            and pairs.judge_class is distinct from pairs.human_class
+        order by pairs.question_id
+    """, [judge_run_id, metric, label_set], marts=["fct_judge_human_pairs", "dim_questions"])
+
+
+# ---------------------------------------------------------------------------------------------------- costs
+
+def llm_costs(home: Path) -> pl.DataFrame | None:
+    """mart_llm_costs: per job run x purpose x model, calls, failures, retries, tokens, latency p50 / p95 and cost,
+    newest job first."""
+    return query(home, """
+        select * from mart_llm_costs order by last_call_at desc, job_run_id, purpose, model
+    """, marts=["mart_llm_costs"])
+
+
+# ---------------------------------------------------------------------------------------------------- more marts
+
+def evidence_overlap(home: Path, datasets_: Sequence[str] | None = None) -> pl.DataFrame | None:
+    """mart_retrieval_evidence_overlap long: run x k x metric (the registry's evidence_overlap family, whose mart
+    column is mean_<metric>) with the mean and n_questions; k = 0 (the whole ranking) left out."""
+    registry = metric_registry(home)
+    if registry is None:
+        return None
+    metrics = registry.filter(pl.col("family") == "evidence_overlap")["metric"].to_list()
+    where, params = _in_list("dataset", datasets_)
+    wide = query(home, f"""
+        select * from mart_retrieval_evidence_overlap where k > 0 and {where}
+        order by run_id, k
+    """, params, marts=["mart_retrieval_evidence_overlap"])
+    if wide is None:
+        return None
+    present = [m for m in metrics if f"mean_{m}" in wide.columns]
+    return wide.unpivot(index=["run_id", "dataset", "retriever", "condition", "k", "n_questions"],
+                        on=[f"mean_{m}" for m in present], variable_name="metric", value_name="mean") \
+        .with_columns(pl.col("metric").str.strip_prefix("mean_"))
+
+
+def qa_generation_runs(home: Path) -> pl.DataFrame | None:
+    return query(home, """
+        select generation_run_id, dataset, sum(n_attempts) as n_attempts
+        from mart_generation_acceptance where topic_level = 0 and task = 'all'
+        group by all order by generation_run_id
+    """, marts=["mart_generation_acceptance"])
+
+
+def qa_acceptance(home: Path, generation_run_id: str, topic_level: int) -> pl.DataFrame | None:
+    """mart_generation_acceptance's cells of one QA-generation run at one topic level (task 'all' left out)."""
+    return query(home, """
+        select topic, coalesce(topic_en, topic) as topic_label, task, n_attempts, n_failed, n_generated, n_kept,
+               n_dropped, acceptance_ratio, n_human_inspected, human_acceptance_ratio
+        from mart_generation_acceptance
+        where generation_run_id = ? and topic_level = ? and task <> 'all'
+        order by topic, task
+    """, [generation_run_id, topic_level], marts=["mart_generation_acceptance"])
+
+
+def inspection_agreement(home: Path) -> pl.DataFrame | None:
+    return query(home, "select * from mart_inspection_agreement order by generation_run_id, task",
+                 marts=["mart_inspection_agreement"])
+
+
+def answer_file_leaderboard(home: Path) -> pl.DataFrame | None:
+    return query(home, "select * from mart_answer_file_leaderboard order by dataset, judge_run_id",
+                 marts=["mart_answer_file_leaderboard"])
+
+
+def answer_file_scores(home: Path, judge_run_id: str) -> pl.DataFrame | None:
+    return query(home, """
+        select question_id, dataset, answer_run_id, correctness_status, correctness, faithfulness_status,
+               faithfulness, combined_score
+        from mart_answer_file_scores where judge_run_id = ?
+        order by combined_score nulls first, correctness nulls first, question_id
+    """, [judge_run_id], marts=["mart_answer_file_scores"])
+
+
+def judge_by_slice(home: Path, judge_run_id: str, dimension: str) -> pl.DataFrame | None:
+    return query(home, """
+        select metric, value, mean, mean_raw, n
+        from mart_judge_by_slice where judge_run_id = ? and dimension = ?
+        order by metric, value
+    """, [judge_run_id, dimension], marts=["mart_judge_by_slice"])
+
+
+def judge_slice_dimensions(home: Path, judge_run_id: str) -> list[str]:
+    frame = query(home, "select distinct dimension from mart_judge_by_slice where judge_run_id = ? order by 1",
+                  [judge_run_id], marts=["mart_judge_by_slice"])
+    return [] if frame is None else frame["dimension"].to_list()

@@ -7,9 +7,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
+import altair as alt
 import polars as pl
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 from dashboards import data
 
@@ -43,8 +46,48 @@ def show_table(frame: pl.DataFrame) -> None:
     st.table(formatted(frame).to_pandas())
 
 
+def show_dataframe(frame: pl.DataFrame, key: str | None = None, height: int | str = "auto") -> None:
+    """A sortable, downloadable table (st.dataframe) of the frame's own values, floats shown with DECIMALS places:
+    for the long tables (leaderboards) people sort and export; short ones whose text must be in the page use
+    show_table."""
+    config = {c: st.column_config.NumberColumn(format=f"%.{DECIMALS}f")
+              for c, dtype in frame.schema.items() if dtype.is_float()}
+    st.dataframe(frame.to_pandas(), hide_index=True, column_config=config, key=key, height=height,
+                 width="stretch")
+
+
+def ranked_chart(frame: pl.DataFrame, value: str, label: str, title: str, intervals: bool = False,
+                 domain: tuple[float, float] | None = (0, 1)) -> alt.LayerChart | alt.Chart:
+    """Runs as dots on one metric, sorted best first (frame rows already in that order), one row per run, labelled;
+    with intervals, a rule from ci_low to ci_high beside each dot (null: none)."""
+    data_ = frame.to_pandas()
+    order = frame[label].to_list()
+    scale = alt.Scale(domain=list(domain)) if domain else alt.Scale(zero=False)
+    base = alt.Chart(data_).encode(y=alt.Y(f"{label}:N", sort=order, title=None,
+                                           axis=alt.Axis(labelLimit=520)))
+    tooltip = [c for c in data_.columns if c not in ("text", "label_x")]
+    dots = base.mark_bar(size=14, opacity=0.8).encode(
+        x=alt.X(f"{value}:Q", title=title, scale=scale, stack=None), tooltip=tooltip)
+    # the number right of the bar, or of the interval when it reaches further (never over the rule)
+    data_["label_x"] = data_[[value, "ci_high"]].max(axis=1) if intervals and "ci_high" in data_.columns \
+        else data_[value]
+    labels = base.mark_text(align="left", dx=4).encode(
+        x="label_x:Q", text=alt.Text(f"{value}:Q", format=f".{DECIMALS}f"))
+    layers = [dots, labels]
+    if intervals and "ci_low" in data_.columns:
+        layers.append(base.mark_rule(strokeWidth=2, color="black").encode(x="ci_low:Q", x2="ci_high:Q"))
+    return alt.layer(*layers).properties(height=alt.Step(26))
+
+
 def no_data(what: str, hint: str = "Run `finrag build` (it publishes the marts) and reload.") -> None:
     st.info(f"No data yet: {what}. {hint}")
+
+
+def empty_state(h: Path, what: str, datasets: Sequence[str] | None = None) -> None:
+    """"Nothing to show" with the real reason (nothing ingested, no pages, no reference answers, every judgment
+    failed, not built yet, ...) and the command that fixes it (data.diagnose)."""
+    reason, command = data.diagnose(h, what, datasets)
+    st.info(f"No data: {reason}.  \nFix: `{command}`")
 
 
 def pick(label: str, options: Sequence[Any], key: str, param: str | None = None,
@@ -61,6 +104,26 @@ def pick(label: str, options: Sequence[Any], key: str, param: str | None = None,
             index = matches[0]
             break
     return st.selectbox(label, options, index=index, key=key, format_func=format_func)
+
+
+VIEWS = Path(__file__).resolve().parent / "views"
+
+
+def page_link(page: str, label: str, params: dict[str, str], icon: str | None = None) -> None:
+    """A link to another page with its selection in the URL: an in-app page link, or, when the page runs outside
+    the app's navigation (a test of one page), a plain link to the same URL."""
+    try:
+        st.page_link(str(VIEWS / f"{page}.py"), label=label, icon=icon, query_params=params)
+    except StreamlitAPIException:
+        st.markdown(f"[{label}]({page}?{urlencode(params)})")
+
+
+def drilldown_link(label: str, question_id: str, dataset: str | None, runs: Sequence[str] = ()) -> None:
+    """A link to the drill-down of one question, with the runs to show (the drill-down adds the runs they were made
+    from)."""
+    params = {"question_id": question_id, **({"dataset": dataset} if dataset else {}),
+              **({"runs": ",".join(runs)} if runs else {})}
+    page_link("drilldown", label, params, icon=":material/search:")
 
 
 def sidebar_status(h: Path) -> None:

@@ -1,5 +1,7 @@
-"""Drill-down: one question with its gold evidence, every run's retrieved chunks (hit or miss marked) and every
-run's answer."""
+"""Drill-down: why did this question fail? Its gold evidence; per retrieval run the rank of the first gold unit at
+each granularity, the chunks marked hit / miss and "in prompt" (full text on expand); every answer with its lexical
+scores and every judge verdict with its rationale or error. A run filter keeps the page to the runs compared;
+`?question_id=Q&dataset=D&runs=A,B` (links from run vs run and judge agreement) opens it on them."""
 
 import sys
 from pathlib import Path
@@ -11,14 +13,16 @@ import streamlit as st  # noqa: E402
 
 from dashboards import data, ui  # noqa: E402
 
-SNIPPET = 400
+SNIPPET = 300
+DEFAULT_RUNS = 3  # retrieval runs shown when the URL names none: a page per run stacked is unreadable
 
 home = ui.home()
 st.title("Drill-down")
 everything = data.questions(home)
 if everything is None or everything.is_empty():
-    ui.no_data("no question (dim_questions)")
+    ui.empty_state(home, "questions")
     st.stop()
+labels = data.run_labels(home)
 wanted = st.query_params.get("question_id")
 wanted_dataset = everything.filter(pl.col("question_id") == wanted)["dataset"].to_list() if wanted else []
 cols = st.columns([1, 3])
@@ -27,49 +31,114 @@ with cols[0]:
                       default=wanted_dataset[0] if wanted_dataset else None)
 in_dataset = everything.filter(pl.col("dataset") == dataset)
 texts = dict(zip(in_dataset["question_id"], in_dataset["question"], strict=True))
+no_gold = set(in_dataset.filter(~pl.col("has_evidence"))["question_id"])
+with_gold = in_dataset.filter(pl.col("has_evidence"))["question_id"]
 with cols[1]:
+    # by default the first question with gold evidence (a BEIR dataset's queries outside the qrels have none)
     question_id = ui.pick("Question", list(texts), key="question", param="question_id",
-                          format_func=lambda q: f"{q} — {texts[q][:100]}")
+                          default=with_gold[0] if with_gold.len() else None,
+                          format_func=lambda q: f"{q} — {texts[q][:100]}" + (" (no gold)" if q in no_gold else ""))
 q = in_dataset.filter(pl.col("question_id") == question_id).row(0, named=True)
 
 st.subheader(q["question"])
 st.markdown(f"`{question_id}` · type **{q['question_type'] or '—'}** · doc type **{q['doc_type'] or '—'}** · "
             f"task **{q['task'] or '—'}** · company **{q['company'] or '—'}**")
-st.markdown("**Reference answer(s):** " + " | ".join(q["reference_answers"] or ["—"]))
+st.markdown("**Reference answer(s):** " + " | ".join(q["reference_answers"] or ["— (none: no lexical metric "
+                                                                              "can score this question)"]))
 
 st.header("Gold evidence")
 evidence = data.gold_evidence(home, dataset, question_id)
 if evidence is None or evidence.is_empty():
-    st.write("No gold evidence for this question.")
+    st.write("No gold evidence for this question: no retrieval metric scores it.")
 else:
     ui.show_table(evidence.with_columns(pl.col("evidence_text").str.slice(0, SNIPPET)))
 
-st.header("Retrieved chunks")
 chunks = data.retrieved_chunks(home, dataset, question_id)
+answers = data.answers(home, dataset, question_id)
+in_prompt = data.prompt_chunks(home, dataset, question_id)
+verdicts = data.judge_verdicts(home, dataset, question_id)
+retrieval_runs = [] if chunks is None else chunks["run_id"].unique(maintain_order=True).to_list()
+answer_runs = [] if answers is None else answers["run_id"].to_list()
+
+# the runs shown: the URL's (and the runs they were made from), else the first few
+parents = data.run_parents(home)
+named = [r for r in (st.query_params.get("runs") or "").split(",") if r]
+from_url = data.with_ancestors(parents, named)
+# without a link: the retrieval runs answer runs answered over first (their chunks went into prompts), then others
+used = data.with_ancestors(parents, answer_runs)
+by_use = [r for r in retrieval_runs if r in used] + [r for r in retrieval_runs if r not in used]
+default_retrieval = [r for r in from_url if r in retrieval_runs] or by_use[:DEFAULT_RUNS]
+default_answers = [r for r in from_url if r in answer_runs] or answer_runs
+with st.expander(f"Runs shown: {len(default_retrieval)} of {len(retrieval_runs)} retrieval runs, "
+                 f"{len(default_answers)} of {len(answer_runs)} answer runs", expanded=not named):
+    shown_retrieval = st.multiselect("Retrieval runs", retrieval_runs, default=default_retrieval,
+                                     key="retrieval_runs", format_func=lambda r: data.run_label(labels, r))
+    shown_answers = st.multiselect("Answer runs", answer_runs, default=default_answers, key="answer_runs",
+                                   format_func=lambda r: data.run_label(labels, r))
+
+st.header("Retrieval")
 if chunks is None or chunks.is_empty():
     st.write("No retrieval run retrieved for this question.")
 else:
-    st.caption("As the retrieval metrics judge them (fct_retrieval_results_judged): hit = the chunk is relevant "
-               "(named by the gold evidence, or covering a gold page of the gold document); page = it covers a gold "
-               "page; doc = its document is a gold document. rank = the result's position in the run's ranking.")
-    for run_id in chunks["run_id"].unique(maintain_order=True):
-        run_chunks = chunks.filter(pl.col("run_id") == run_id)
+    st.caption("Per run: the rank of the first gold unit at each granularity (— = none retrieved), as the metrics "
+               "judge them (fct_retrieval_results_judged): hit = the chunk is relevant (named by the gold evidence, or "
+               "covering a gold page of the gold document); page = it covers a gold page; doc = its document is a "
+               "gold document; in prompt = an answer run of this retrieval run put it into the prompt.")
+    ranks = data.first_gold_ranks(chunks).with_columns(
+        pl.col("run_id").map_elements(lambda r: labels.get(r, r), return_dtype=pl.String).alias("run"))
+    ui.show_table(ranks.select("run", "first_gold_chunk", "first_gold_page", "first_gold_doc", "hits", "results",
+                               "run_id"))
+    prompt_of = {} if in_prompt is None else {
+        (r["retrieval_run_id"], r["chunk_id"]): r["answer_run_id"] for r in in_prompt.iter_rows(named=True)}
+    for run_id in shown_retrieval:
+        run_chunks = chunks.filter(pl.col("run_id") == run_id).with_columns(
+            pl.col("chunk_id").map_elements(lambda c, run=run_id: "✓" if (run, c) in prompt_of else "",
+                                            return_dtype=pl.String).alias("in_prompt"))
         n_hits = int(run_chunks["chunk_hit"].sum())
-        st.subheader(f"{run_id} — {n_hits} hit(s) in {run_chunks.height}")
+        st.subheader(f"{labels.get(run_id, run_id)} — {n_hits} hit(s) in {run_chunks.height}")
+        st.caption(f"`{run_id}`")
         ui.show_table(run_chunks.select(
             pl.col("result_position").alias("rank"),
             pl.when(pl.col("chunk_hit")).then(pl.lit("✓ hit")).otherwise(pl.lit("✗ miss")).alias("hit"),
             pl.when(pl.col("page_hit")).then(pl.lit("✓")).otherwise(pl.lit("✗")).alias("page"),
             pl.when(pl.col("doc_hit")).then(pl.lit("✓")).otherwise(pl.lit("✗")).alias("doc"),
+            "in_prompt",
             "doc_id",
             pl.format("{}-{}", "page_start", pl.coalesce("page_end", "page_start")).alias("pages"),
             "score",
             pl.col("text").str.slice(0, SNIPPET),
         ))
+        with st.expander(f"Full texts of the {run_chunks.height} chunks"):
+            for c in run_chunks.iter_rows(named=True):
+                mark = "✓ hit" if c["chunk_hit"] else "✗ miss"
+                prompt = " · in prompt" if c["in_prompt"] else ""
+                st.markdown(f"**#{c['result_position']} {mark}{prompt}** · `{c['chunk_id']}` · {c['doc_id']} "
+                            f"p. {c['page_start']}–{c['page_end'] if c['page_end'] is not None else c['page_start']}")
+                st.text(c["text"] or "")
 
 st.header("Answers")
-answers = data.answers(home, dataset, question_id)
 if answers is None or answers.is_empty():
     st.write("No answer run answered this question.")
 else:
-    ui.show_table(answers)
+    lexical = data.metric_names(home, "lexical")
+    for run in answers.filter(pl.col("run_id").is_in(shown_answers)).iter_rows(named=True):
+        st.subheader(labels.get(run["run_id"], run["run_id"]))
+        st.caption(f"`{run['run_id']}`")
+        if run["error"]:
+            st.error(f"The answer failed: {run['error']}")
+        st.markdown("> " + (run["answer"] or "—").replace("\n", "\n> "))
+        scores = {m: run[m] for m in lexical if m in run}
+        if any(v is not None for v in scores.values()):
+            ui.show_table(pl.DataFrame([scores]))
+        run_verdicts = None if verdicts is None else verdicts.filter(pl.col("answer_run_id") == run["run_id"])
+        if run_verdicts is not None and run_verdicts.height:
+            st.markdown("**Judge verdicts**")
+            ui.show_table(run_verdicts.select(
+                "metric", "status", "raw_score", pl.col("normalized_score").alias("score"),
+                pl.coalesce(pl.when(pl.col("status") == "ok").then(pl.col("rationale")),
+                            pl.concat_str(pl.lit("error: "), pl.col("error")), pl.col("rationale"))
+                .alias("rationale / error"),
+                "judge_model", "judge_run_id"))
+    hidden = [r for r in answer_runs if r not in shown_answers]
+    if hidden:
+        st.caption(f"{len(hidden)} answer run(s) hidden by the run filter above.")

@@ -15,16 +15,18 @@ home = ui.home()
 st.title("Topic × task")
 options = data.matrix_options(home)
 if options is None:
-    ui.no_data("the topic × task matrix (mart_topic_task_matrix) is not published")
+    ui.empty_state(home, "matrix")
     st.stop()
 if options.is_empty():
     ui.no_data("no scored question has both a topic and a task",
-               "OmniEval-style questions carry them (`finrag generate-qa`); FinanceBench and the synthetic demo "
-               "corpus have neither.")
+               "OmniEval-style questions carry them: `finrag generate-qa --dataset DATASET`, then retrieve or "
+               "answer on the generated split and `finrag build` (FinanceBench and BEIR questions have neither).")
     st.stop()
 
 runs = options.select("run_id", "run_kind", "dataset").unique(maintain_order=True)
-labels = {r["run_id"]: f"{r['run_id']}  ({r['run_kind']}, {r['dataset']})" for r in runs.iter_rows(named=True)}
+run_labels = data.run_labels(home)
+labels = {r["run_id"]: f"{data.run_label(run_labels, r['run_id'])}  [{r['run_kind']}, {r['dataset']}]"
+          for r in runs.iter_rows(named=True)}
 run_id = ui.pick("Run", list(labels), key="run", param="run", format_func=labels.get)
 run_options = options.filter(pl.col("run_id") == run_id)
 cols = st.columns(4)

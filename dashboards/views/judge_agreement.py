@@ -11,13 +11,13 @@ import streamlit as st  # noqa: E402
 
 from dashboards import data, ui  # noqa: E402
 
+MAX_LINKS = 25
+
 home = ui.home()
 st.title("Judge agreement")
 agreement = data.judge_agreement(home)
 if agreement is None or agreement.is_empty():
-    ui.no_data("no judge run has human labels to agree with",
-               "Import human labels (`finrag import-human-labels`), judge the same answer run (`finrag judge`), "
-               "then `finrag build`.")
+    ui.empty_state(home, "agreement")
     st.stop()
 
 st.caption("Agreement of LLM judges with human labels (mart_judge_agreement); a row without judge_run_id "
@@ -69,3 +69,22 @@ else:
                                     pl.col("judge_class").cast(pl.String).alias("judge \\ human"))
     ui.show_table(matrix.pivot(on="human_class", index="judge \\ human", values="n", aggregate_function="sum")
                   .fill_null(0))
+
+st.header("Where the judge and the humans disagree")
+if judge_run is None:
+    st.caption("Pick one judge run to list its disagreements.")
+else:
+    disagreements = data.judge_disagreements(home, judge_run, metric, label_set)
+    if disagreements is None or disagreements.is_empty():
+        st.write("None: the judge agrees with every human label of this selection.")
+    else:
+        st.caption(f"{disagreements.height} question(s) where the judge's class is not the human's "
+                   "(fct_judge_human_pairs). Open one in the drill-down: the answer, the judge's rationale, the "
+                   "chunks that went into the prompt.")
+        ui.show_table(disagreements.select("question_id", "judge_class", "human_class", "human_label",
+                                           pl.col("question").str.slice(0, 120)))
+        for r in disagreements.head(MAX_LINKS).iter_rows(named=True):
+            ui.drilldown_link(f"{r['question_id']}: judge {r['judge_class']}, human {r['human_class']} — "
+                              f"{(r['question'] or '')[:80]}", r["question_id"], r["dataset"], [judge_run])
+        if disagreements.height > MAX_LINKS:
+            st.caption(f"The first {MAX_LINKS} of {disagreements.height} as links.")

@@ -1,62 +1,198 @@
-"""Leaderboard: runs x headline metrics (retrieval, generation, judged), filterable by dataset."""
+"""Leaderboard: runs on one chosen metric as a sorted chart first (with the 95 % interval of each run's difference
+to the best run when mart_run_comparison has the pair), metric-vs-k curves, then the sortable tables: retrieval,
+generation and judged (every count per metric), filterable by dataset and by run."""
 
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout root (dashboards is not installed)
 
+import altair as alt  # noqa: E402
 import polars as pl  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from dashboards import data, ui  # noqa: E402
 
+MAX_COMPARE_LINKS = 8
+
 home = ui.home()
 st.title("Leaderboard")
 all_datasets = data.datasets(home)
 if not all_datasets:
-    ui.no_data("no published leaderboard has a run")
+    ui.empty_state(home, "leaderboard")
     st.stop()
+registry = data.metric_registry(home)
+metric_labels = dict(zip(registry["metric"], registry["label"], strict=True))
+higher_is_better = dict(zip(registry["metric"], registry["higher_is_better"], strict=True))
+labels = data.run_labels(home)
 chosen = st.multiselect("Datasets", all_datasets, default=all_datasets, key="datasets")
 
+
+def run_filter(run_ids: list[str], key: str) -> list[str]:
+    """A multiselect of the runs shown (all by default): long lists of runs are cut to the ones being compared."""
+    # chips say what the run is; the id only where two runs share a label (the same configuration re-run)
+    shown = [labels.get(r, r) for r in run_ids]
+    chip = {r: (data.run_label(labels, r) if shown.count(labels.get(r, r)) > 1 else labels.get(r, r))
+            for r in run_ids}
+    picked = st.multiselect("Runs", run_ids, default=run_ids, key=key, format_func=chip.get)
+    return picked or run_ids
+
+
+def ranked(frame: pl.DataFrame, metric: str, title: str, leader_interval: pl.DataFrame | None = None,
+           compare: dict[str, str] | None = None) -> None:
+    """The runs on one metric, best first, as a chart; the best run's number as a tile."""
+    scored = frame.filter(pl.col(metric).is_not_null())
+    if scored.is_empty():
+        st.info(f"No run of this selection has a {metric_labels.get(metric, metric)} value.")
+        return
+    scored = scored.sort(metric, descending=higher_is_better.get(metric, True))
+    chart_frame = scored.select(
+        pl.col("run_id"),
+        pl.col("run_id").map_elements(lambda r: labels.get(r, r), return_dtype=pl.String).alias("run"),
+        pl.col(metric).alias("mean"))
+    # two runs with one label (the same configuration re-run): keep them apart
+    duplicated = chart_frame["run"].is_duplicated()
+    chart_frame = chart_frame.with_columns(
+        pl.when(duplicated).then(pl.format("{} ({})", "run", "run_id")).otherwise("run").alias("run"))
+    intervals = False
+    if leader_interval is not None and not leader_interval.is_empty():
+        best = chart_frame["mean"][0]
+        chart_frame = chart_frame.join(
+            leader_interval.select("run_id", (pl.col("ci_low") + best).alias("ci_low"),
+                                   (pl.col("ci_high") + best).alias("ci_high"), "p_randomization"),
+            on="run_id", how="left")
+        intervals = chart_frame["ci_low"].is_not_null().any()
+    top = scored.row(0, named=True)
+    st.metric(f"Best: {data.run_label(labels, top['run_id'])}", ui.fmt(top[metric]))
+    st.altair_chart(ui.ranked_chart(chart_frame, "mean", "run", title, intervals=intervals), width="stretch")
+    if compare is not None and scored.height > 1:
+        # the way to "why": a run against the best one, question by question (flipped questions link on to the
+        # drill-down)
+        st.markdown("**Why is a run behind?** Compare it with the best run, question by question:")
+        behind = scored.tail(scored.height - 1)
+        if "dataset" in behind.columns:  # only runs on the best run's questions have questions to compare
+            behind = behind.filter(pl.col("dataset") == top["dataset"])
+        for r in behind.head(MAX_COMPARE_LINKS).iter_rows(named=True):
+            ui.page_link("run_vs_run", f"{data.run_label(labels, r['run_id'])} vs the best",
+                         {"a": r["run_id"], "b": top["run_id"], "metric": metric, **compare},
+                         icon=":material/compare_arrows:")
+    if intervals:
+        st.caption("Black rule: the best run's mean + the 95 % bootstrap interval of (this run − the best run) "
+                   "over the questions both answered (mart_run_comparison). A rule that does not reach the best "
+                   "run's value is a gap the data supports; one that does is not.")
+
+
+# ---------------------------------------------------------------------------------------------------- retrieval
 st.header("Retrieval")
 ks = data.retrieval_ks(home)
 if not ks:
-    ui.no_data("no retrieval run scored")
+    ui.empty_state(home, "retrieval")
 else:
-    left, right = st.columns(2)
-    with left:
-        k = ui.pick("k (0 = the whole ranking)", ks, key="k", param="k", default=5)
     own = data.own_granularity_metrics(home)  # doc_rec / page_rec: shown at their own granularity
-    with right:
-        granularity = ui.pick("Granularity of the other metrics", ["page", "doc", "chunk"], key="granularity",
-                              param="granularity")
+    granularities = data.retrieval_granularities(home, chosen) or list(data.GRANULARITIES)
+    retrieval_metrics = data.metric_names(home, "retrieval")
+    cols = st.columns(3)
+    with cols[0]:
+        metric = ui.pick("Metric", retrieval_metrics, key="metric", param="metric", default="ndcg",
+                         format_func=lambda m: metric_labels.get(m, m))
+    with cols[1]:
+        k = ui.pick("k (0 = the whole ranking)", ks, key="k", param="k", default=5)
+    with cols[2]:
+        # the finest granularity with data by default: a BEIR dataset has no pages, so chunk
+        granularity = ui.pick("Granularity of the other metrics", granularities, key="granularity",
+                              param="granularity", default=granularities[0])
+    if "page" not in granularities:
+        reason, command = data.diagnose(home, "page", chosen)
+        st.caption(f"No page granularity: {reason}.")
     board = data.retrieval_leaderboard(home, k, granularity, chosen)
-    st.caption("".join(f"{metric} = {label}@{k} ({g} level); " for metric, g, label in own)
-               + f"the other metrics @{k} at {granularity} level. "
-               "Means over the questions each run retrieved for (mart_retrieval_leaderboard).")
     if board is None or board.is_empty():
-        ui.no_data("no retrieval run for these datasets")
+        ui.empty_state(home, "retrieval", datasets=chosen)
     else:
-        ui.show_table(board)
+        shown_runs = run_filter(board["run_id"].to_list(), "retrieval_runs")
+        board = board.filter(pl.col("run_id").is_in(shown_runs))
+        metric_granularity = dict((m, g) for m, g, _ in own).get(metric, granularity)
+        title = f"{metric_labels.get(metric, metric)}@{k} ({metric_granularity} level)"
+        best = board.filter(pl.col(metric).is_not_null()).sort(metric, descending=higher_is_better.get(metric, True))
+        interval = (data.compared_to(home, best["run_id"][0], metric, metric_granularity, k)
+                    if best.height > 1 else None)
+        st.subheader(title)
+        ranked(board, metric, title, interval, compare={"granularity": metric_granularity, "k": str(k)})
+        curves = data.retrieval_metric_by_k(home, metric, metric_granularity, chosen)
+        if curves is not None and curves.filter(pl.col("run_id").is_in(shown_runs))["k"].n_unique() > 1:
+            curves = curves.filter(pl.col("run_id").is_in(shown_runs)).with_columns(
+                pl.col("run_id").map_elements(lambda r: labels.get(r, r), return_dtype=pl.String).alias("run"))
+            st.subheader(f"{metric_labels.get(metric, metric)} against k ({metric_granularity} level)")
+            st.altair_chart(
+                alt.Chart(curves.to_pandas()).mark_line(point=True).encode(
+                    x=alt.X("k:O", title="k", axis=alt.Axis(labelAngle=0)),
+                    y=alt.Y("mean:Q", title=metric_labels.get(metric, metric)),
+                    color=alt.Color("run:N", legend=alt.Legend(orient="bottom", columns=1, labelLimit=600)),
+                    tooltip=["run", "run_id", "k", alt.Tooltip("mean:Q", format=f".{ui.DECIMALS}f"),
+                             "n_questions"]).properties(height=280),
+                width="stretch")
+        overlap = data.evidence_overlap(home, chosen)
+        if overlap is not None and overlap.filter(pl.col("run_id").is_in(shown_runs)).height:
+            overlap = overlap.filter(pl.col("run_id").is_in(shown_runs)).with_columns(
+                pl.col("run_id").map_elements(lambda r: labels.get(r, r), return_dtype=pl.String).alias("run"),
+                pl.col("metric").replace_strict(metric_labels, default=pl.col("metric")).alias("measure"))
+            st.subheader("Evidence overlap against k")
+            st.caption("How much of the gold evidence text the top-k chunks carry: the mean over questions with "
+                       "evidence text of the best chunk's BLEU / ROUGE-L against it (mart_retrieval_evidence_overlap).")
+            st.altair_chart(
+                alt.Chart(overlap.to_pandas()).mark_line(point=True).encode(
+                    x=alt.X("k:O", title="k", axis=alt.Axis(labelAngle=0)), y=alt.Y("mean:Q", title=None),
+                    color=alt.Color("run:N", legend=alt.Legend(orient="bottom", columns=1, labelLimit=600)),
+                    column=alt.Column("measure:N", title=None),
+                    tooltip=["run", "run_id", "measure", "k", alt.Tooltip("mean:Q", format=f".{ui.DECIMALS}f"),
+                             "n_questions"]).properties(width=420, height=260))
+        st.subheader("Every retrieval metric")
+        st.caption("".join(f"{m} = {label}@{k} ({g} level); " for m, g, label in own)
+                   + f"the other metrics @{k} at {granularity} level. Means over the questions each run retrieved "
+                   "for (mart_retrieval_leaderboard). Click a column to sort; the table downloads as CSV.")
+        ui.show_dataframe(board.with_columns(
+            pl.col("run_id").map_elements(lambda r: labels.get(r, r), return_dtype=pl.String).alias("run"))
+            .select("run", pl.exclude("run")), key="retrieval_table")
 
+# ---------------------------------------------------------------------------------------------------- generation
 st.header("Generation")
 generation = data.generation_leaderboard(home, chosen)
 if generation is None or generation.is_empty():
-    ui.no_data("no answer run scored")
+    ui.empty_state(home, "generation", datasets=chosen)
 else:
+    shown_runs = run_filter(generation["run_id"].to_list(), "generation_runs")
+    generation = generation.filter(pl.col("run_id").is_in(shown_runs))
+    lexical = data.metric_names(home, "lexical")
+    lexical_metric = ui.pick("Metric", lexical, key="generation_metric", param="generation_metric",
+                             default="rouge_l", format_func=lambda m: metric_labels.get(m, m))
+    ranked(generation, lexical_metric, metric_labels.get(lexical_metric, lexical_metric), compare={})
     st.caption("Lexical metrics, mean over scored answers (mart_generation_leaderboard); numeric_match over "
                "questions with a numeric gold.")
-    ui.show_table(generation)
+    ui.show_dataframe(generation.with_columns(
+        pl.col("run_id").map_elements(lambda r: labels.get(r, r), return_dtype=pl.String).alias("run"))
+        .select("run", pl.exclude("run")), key="generation_table")
 
+# ---------------------------------------------------------------------------------------------------- judged
 st.header("Judged")
 judged = data.judge_leaderboard(home, chosen)
 if judged is None or judged.is_empty():
-    ui.no_data("no judge run", "Run `finrag judge --answer-run RUN`, then `finrag build`.")
+    ui.empty_state(home, "judged", datasets=chosen)
 else:
-    st.caption("Normalised judge scores in [0, 1], mean over ok judgments; not applicable and failed counted apart "
-               "(mart_judge_leaderboard).")
-    index = ["judge_run_id", "answer_run_id", "judge_model", "answer_model", "eval_mode", "dataset"]
-    wide = judged.pivot(on="metric", index=index, values="mean", aggregate_function="first")
-    counts = judged.group_by(index).agg(pl.col("n_ok").sum(), pl.col("n_not_applicable").sum(),
-                                        pl.col("n_failed").sum())
-    ui.show_table(wide.join(counts, on=index, how="left", nulls_equal=True).sort(index))
+    shown_runs = run_filter(judged["judge_run_id"].unique(maintain_order=True).to_list(), "judge_runs")
+    judged = judged.filter(pl.col("judge_run_id").is_in(shown_runs))
+    judged_metrics = [m for m in data.metric_names(home, "judged") if m in set(judged["metric"])]
+    judged_metric = ui.pick("Metric", judged_metrics, key="judged_metric", param="judged_metric",
+                            default="correctness", format_func=lambda m: metric_labels.get(m, m))
+    at_metric = judged.filter(pl.col("metric") == judged_metric).rename({"judge_run_id": "run_id"})
+    ranked(at_metric.rename({"mean": judged_metric}), judged_metric, metric_labels.get(judged_metric, judged_metric),
+           compare={})
+    all_failed = at_metric.filter((pl.col("n_ok") == 0) & (pl.col("n_failed") > 0))
+    for r in all_failed.iter_rows(named=True):
+        st.warning(f"Every {judged_metric} judgment of {r['run_id']} failed ({r['n_failed']}): no mean. The "
+                   f"drill-down shows each judgment's error; re-run `finrag judge --answer-run {r['answer_run_id']} "
+                   f"--metrics {judged_metric}` once the endpoint answers, then `finrag build`.")
+    st.caption("Normalised judge scores in [0, 1], mean over the ok judgments of each metric; not applicable and "
+               "failed counted apart, per metric (mart_judge_leaderboard).")
+    ui.show_dataframe(judged.with_columns(
+        pl.col("judge_run_id").map_elements(lambda r: labels.get(r, r), return_dtype=pl.String).alias("run"))
+        .select("run", "metric", "mean", "n_ok", "n_not_applicable", "n_failed", "judge_run_id", "answer_run_id",
+                "judge_model", "answer_model", "eval_mode", "dataset"), key="judged_table")

@@ -13,18 +13,36 @@ import streamlit as st  # noqa: E402
 from dashboards import data, ui  # noqa: E402
 
 PAGES = [
-    ("leaderboard.py", "Leaderboard", "runs × headline metrics (retrieval, generation, judged), by dataset"),
+    ("leaderboard.py", "Leaderboard", "runs sorted on a metric with intervals, metric-vs-k curves, sortable tables "
+     "(retrieval, generation, judged), by dataset and run"),
     ("heatmap.py", "Topic × task", "OmniEval's topic × task matrix for any metric of any run"),
     ("slices.py", "Slices", "DocRec@k / PageRec@k and any metric by doc type, question type…, with the oracle gap"),
     ("run_vs_run.py", "Run vs run", "per-question differences of two runs, and the questions that flipped"),
     ("judge_agreement.py", "Judge agreement", "LLM judges against human labels: confusion matrix, accuracy, kappa"),
-    ("drilldown.py", "Drill-down", "one question: gold evidence, retrieved chunks (hit / miss), answers"),
+    ("drilldown.py", "Drill-down", "why did this question fail: first gold ranks, chunks hit / miss / in prompt, "
+     "answers, judge verdicts and rationales"),
+    ("judged.py", "Judged answers", "answer-file scores per judge run, the worst questions, judge scores by slice"),
+    ("qa_generation.py", "QA generation", "generated questions kept per topic × task, LLM inspector vs humans"),
+    ("costs.py", "Costs", "LLM calls, failures, tokens, latency and cost per job run and purpose"),
 ]
 
 home = ui.home()
 st.title("FinRAG Warehouse")
 for file, title, what in PAGES:
     st.page_link(str(Path(__file__).resolve().parent / file), label=f"**{title}** — {what}")
+
+st.header("What the lake holds")
+st.caption("The lake's datasets and runs (what `finrag ls` prints), read from the lake itself: a run landed after "
+           "the last build is here before the pages show it.")
+lake_datasets = data.lake_datasets(home)
+if lake_datasets is None:
+    ui.empty_state(home, "overview")
+else:
+    ui.show_table(lake_datasets)
+    runs = data.lake_runs(home)
+    if runs is not None and runs.height:
+        st.subheader(f"Runs ({runs.height})")
+        ui.show_dataframe(runs, key="runs")
 
 st.header("Landing validations")
 # every landing is validated against its table's contract before it lands (Great Expectations); `finrag dashboard`

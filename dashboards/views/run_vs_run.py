@@ -15,15 +15,19 @@ import streamlit as st  # noqa: E402
 
 from dashboards import data, ui  # noqa: E402
 
+MAX_LINKS = 25
+
 home = ui.home()
 st.title("Run vs run")
 options = data.comparable_metrics(home)
 if options is None or options.is_empty():
-    ui.no_data("no per-question scores (fct_question_metric_scores)")
+    ui.empty_state(home, "retrieval")
     st.stop()
 
 runs = options.select("run_id", "run_kind", "dataset").unique(maintain_order=True)
-labels = {r["run_id"]: f"{r['run_id']}  ({r['run_kind']}, {r['dataset']})" for r in runs.iter_rows(named=True)}
+run_labels = data.run_labels(home)
+labels = {r["run_id"]: f"{data.run_label(run_labels, r['run_id'])}  [{r['run_kind']}, {r['dataset']}]"
+          for r in runs.iter_rows(named=True)}
 run_ids = list(labels)
 cols = st.columns(2)
 with cols[0]:
@@ -60,7 +64,7 @@ with cols[3]:
 st.header("Is B better than A?")
 comparison = data.run_comparison(home, run_a, run_b, granularity, k)
 if comparison is None:
-    ui.no_data("mart_run_comparison is not published")
+    ui.empty_state(home, "comparison")
 elif comparison.is_empty():
     st.info("mart_run_comparison does not compare these two runs: runs of another kind or dataset, no shared "
             "question, or a dataset with more runs than var run_comparison_max_runs (name the pair in var "
@@ -120,7 +124,14 @@ st.subheader(f"Flipped questions ({flipped.height})")
 if flipped.is_empty():
     st.write("No question flipped.")
 else:
-    ui.show_table(flipped.select("question_id", "passes_in", "value_a", "value_b", "diff", "question"))
+    st.markdown("**Why did it flip?** Open a question in the drill-down with both runs (A → B):")
+    dataset = runs.filter(pl.col("run_id") == run_a)["dataset"][0]
+    for r in flipped.head(MAX_LINKS).iter_rows(named=True):
+        ui.drilldown_link(f"{r['question_id']} ({r['passes_in']}: {ui.fmt(r['value_a'])} → {ui.fmt(r['value_b'])}) — "
+                          f"{(r['question'] or '')[:90]}", r["question_id"], dataset, [run_a, run_b])
+    if flipped.height > MAX_LINKS:
+        st.caption(f"The first {MAX_LINKS} of {flipped.height} (the largest differences); the table below has "
+                   "every one, and the drill-down's question selector too.")
 
 st.subheader("Per-question differences (B − A)")
 st.altair_chart(
@@ -131,4 +142,5 @@ st.altair_chart(
         tooltip=["question_id", "question", alt.Tooltip("value_a:Q", format=".4f"),
                  alt.Tooltip("value_b:Q", format=".4f"), "flipped"]),
     width="stretch")
-ui.show_table(diffs.select("question_id", "value_a", "value_b", "diff", "flipped", "question"))
+ui.show_dataframe(diffs.select("question_id", "passes_in", "value_a", "value_b", "diff", "flipped", "question"),
+                  key="per_question", height=420)

@@ -33,9 +33,10 @@ def slice_chart(frame: pl.DataFrame, value_columns: list[str], title: str) -> No
 if kind == "Retrieval":
     runs = data.retrieval_runs(home)
     if runs is None or runs.is_empty():
-        ui.no_data("no retrieval run scored")
+        ui.empty_state(home, "retrieval")
         st.stop()
-    labels = {r["run_id"]: f"{r['run_id']}  ({r['retriever']}, {r['condition']}, {r['dataset']})"
+    run_labels = data.run_labels(home)
+    labels = {r["run_id"]: f"{data.run_label(run_labels, r['run_id'])}  [{r['dataset']}]"
               for r in runs.iter_rows(named=True)}
     # default: a full-corpus run with oracle counterparts to show beside it, else any full-corpus run
     full_runs = (data.runs_with_oracle_counterparts(home)
@@ -89,9 +90,10 @@ if kind == "Retrieval":
 else:
     runs = data.generation_runs(home)
     if runs is None or runs.is_empty():
-        ui.no_data("no answer run scored")
+        ui.empty_state(home, "generation")
         st.stop()
-    labels = {r["run_id"]: f"{r['run_id']}  ({r['eval_mode']}, {r['model']}, {r['dataset']})"
+    run_labels = data.run_labels(home)
+    labels = {r["run_id"]: f"{data.run_label(run_labels, r['run_id'])}  [{r['dataset']}]"
               for r in runs.iter_rows(named=True)}
     cols = st.columns(3)
     with cols[0]:

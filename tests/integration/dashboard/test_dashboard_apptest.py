@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import polars as pl
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -41,27 +42,65 @@ def row_of(rows: list[dict], **match: str) -> dict:
     return found[0]
 
 
+def frames_with(at: AppTest, column: str) -> list[list[dict]]:
+    """The rows of each st.dataframe (the sortable tables: raw values, not formatted text) with this column."""
+    return [d.value.to_dict("records") for d in at.dataframe if column in d.value.columns]
+
+
+def frame_rows(at: AppTest, column: str) -> list[dict]:
+    found = frames_with(at, column)
+    assert len(found) == 1, (column, [list(d.value.columns) for d in at.dataframe])
+    return found[0]
+
+
 def test_leaderboard(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
     at = run_page(dash.home, "leaderboard", monkeypatch)
     assert [t.value for t in at.title] == ["Leaderboard"]
     retrieval = mart(dash.home, "mart_retrieval_leaderboard").filter(pl.col("k") == 5)
-    bm25 = row_of(table(at, 0), run_id=dash.facts["bm25"])
+    # the finest granularity with data is the default: the synthetic corpus has chunk-level evidence
+    assert at.selectbox(key="granularity").value == "chunk"
+    at.selectbox(key="granularity").set_value("page").run()
+    bm25 = row_of(frame_rows(at, "retriever"), run_id=dash.facts["bm25"])
     for metric, granularity in [("doc_rec", "doc"), ("page_rec", "page"), ("ndcg", "page"), ("map", "page")]:
         expected = retrieval.filter((pl.col("run_id") == dash.facts["bm25"]) & (pl.col("metric") == metric)
                                     & (pl.col("granularity") == granularity))["mean"].item()
-        assert bm25[metric] == fmt(expected)
+        assert bm25[metric] == pytest.approx(expected, abs=1e-12)
+    # run labels say what the run is, not its hash
+    assert bm25["run"] == "bm25 · full · k=5 · split test"
+    # the chart first: the best run on the chosen metric as a tile, the oracle-page run is the best on nDCG
+    ndcg = retrieval.filter((pl.col("metric") == "ndcg") & (pl.col("granularity") == "page"))
+    best = ndcg.sort("mean", descending=True).row(0, named=True)
+    shown = {m.label: m.value for m in at.metric}
+    assert shown[f"Best: bm25 · oracle_page · k=5 · split test  ({best['run_id']})"] == fmt(best["mean"])
+    assert len(at.get("vega_lite_chart")) >= 2  # the ranking and the metric-vs-k curves
+    # the way to "why": the run behind links to run vs run against the best one
+    compare = [m.value for m in at.markdown if "run_vs_run?" in m.value]
+    assert any(f"a={dash.facts['bm25']}&b={best['run_id']}&metric=ndcg&granularity=page&k=5" in c for c in compare)
     generation = mart(dash.home, "mart_generation_leaderboard")
-    rag = row_of(table(at, 1), run_id=dash.facts["rag"])
-    assert rag["exact_match"] == fmt(generation.filter((pl.col("run_id") == dash.facts["rag"])
-                                                       & (pl.col("metric") == "exact_match"))["mean"].item())
+    rag = row_of(frame_rows(at, "retrieval_run_id"), run_id=dash.facts["rag"])
+    assert rag["exact_match"] == pytest.approx(generation.filter(
+        (pl.col("run_id") == dash.facts["rag"]) & (pl.col("metric") == "exact_match"))["mean"].item())
+    assert rag["run"].startswith("rag · fake-model · split test over [bm25 · full")
+    # each metric's own count: numeric_match over the questions with a numeric gold only
+    for metric in ("exact_match", "numeric_match"):
+        assert rag[f"n_{metric}"] == generation.filter((pl.col("run_id") == dash.facts["rag"])
+                                                       & (pl.col("metric") == metric))["n"].item()
+    # judged: one row per judge run and metric, its own counts (never summed over metrics)
     judged = mart(dash.home, "mart_judge_leaderboard").row(0, named=True)
-    judge = row_of(table(at, 2), judge_run_id=dash.facts["judge"])
-    assert judge["correctness"] == fmt(judged["mean"]) and judge["n_ok"] == "30"
+    judge = row_of(frame_rows(at, "judge_run_id"), judge_run_id=dash.facts["judge"], metric="correctness")
+    assert judge["mean"] == pytest.approx(judged["mean"])
+    assert (judge["n_ok"], judge["n_not_applicable"], judge["n_failed"]) == (30, 0, 0)
+    # the run filter: one retrieval run left
+    at.multiselect(key="retrieval_runs").set_value([dash.facts["bm25"]]).run()
+    assert [r["run_id"] for r in frame_rows(at, "retriever")] == [dash.facts["bm25"]]
     # the dataset filter: financebench only leaves no retrieval run, and only its answer runs
     at.multiselect(key="datasets").set_value(["financebench"]).run()
     assert not at.exception
-    assert {r["run_id"] for r in table(at, 0)} == set(dash.facts["fb_runs"])  # generation is now the first table
-    assert any("no retrieval run" in i.value for i in at.info)
+    assert {r["run_id"] for r in frame_rows(at, "retrieval_run_id")} == set(dash.facts["fb_runs"])
+    assert not frames_with(at, "retriever")
+    # the real cause: FinanceBench is ingested without PDFs here, so it has no chunk to retrieve from
+    assert any("financebench has documents but no chunks" in i.value
+               and "finrag chunk --dataset financebench" in i.value for i in at.info), [i.value for i in at.info]
 
 
 def test_heatmap(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -135,12 +174,17 @@ def test_run_vs_run(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
     rows = table(at, 0)
     assert {r["metric"] for r in rows} == set(compared["metric"])
     assert row_of(rows, metric="exact_match")["ci_high"] == fmt(exact["ci_high"])
-    flipped = table(at, 1)
+    flipped = [r for r in frame_rows(at, "flipped") if r["flipped"]]
     assert [r["question_id"] for r in flipped] == [dash.facts["flip_question"]]
-    assert (flipped[0]["value_a"], flipped[0]["value_b"], flipped[0]["passes_in"]) == ("0.0000", "1.0000", "b only")
+    assert (flipped[0]["value_a"], flipped[0]["value_b"], flipped[0]["passes_in"]) == (0.0, 1.0, "b only")
     scores = mart(dash.home, "fct_question_metric_scores").filter(pl.col("metric") == "exact_match")
     assert shown["Mean B (exact_match)"] == fmt(scores.filter(pl.col("run_id") == dash.facts["rag"])["value"].mean())
     assert shown["Pass in B only"] == "1" and shown["Pass in A only"] == "0"
+    # the flipped question links to the drill-down with both runs (a plain link outside the app's navigation)
+    links = [m.value for m in at.markdown if "drilldown?" in m.value]
+    assert len(links) == 1 and f"question_id={dash.facts['flip_question']}" in links[0]
+    assert f"{dash.facts['flip_question']} (b only: 0.0000 → 1.0000)" in links[0]
+    assert f"runs={dash.facts['closed']}%2C{dash.facts['rag']}" in links[0] and "dataset=demo_synthetic" in links[0]
 
 
 def test_judge_agreement(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -159,6 +203,15 @@ def test_judge_agreement(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> Non
     # the scripted judge said -1 (incorrect) 10 times and 2 (correct) 20 times
     sums = dict(confusion.group_by("judge_class").agg(pl.col("n").sum()).rows())
     assert (sums["incorrect"], sums["correct"]) == (10, 20)
+    # the disagreements, each a link to the drill-down with the judge run
+    disagree = mart(dash.home, "fct_judge_human_pairs").filter(
+        (pl.col("judge_run_id") == dash.facts["judge"]) & pl.col("is_scored")
+        & (pl.col("judge_class") != pl.col("human_class")))
+    assert disagree.height == row["n"] - round(row["accuracy"] * row["n"])
+    assert {r["question_id"] for r in table(at, 2)} == set(disagree["question_id"])
+    links = [m.value for m in at.markdown if "drilldown?" in m.value]
+    assert len(links) == min(25, disagree.height)
+    assert all(f"runs={dash.facts['judge']}" in link for link in links)
 
 
 def test_drilldown(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -173,27 +226,150 @@ def test_drilldown(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
     evidence = table(at, 0)
     assert [(r["doc_id"], r["page_number"]) for r in evidence] == \
         [(d, str(p)) for d, p in zip(gold["doc_id"], gold["page_number"], strict=True)]
-    # one table per retrieval run, hits marked; the rag answer is the gold answer
+    # the rank of the first gold unit per run and granularity, as fct_retrieval_results_judged marks them
+    judged = mart(dash.home, "fct_retrieval_results_judged").filter(pl.col("question_id") == qid)
+    ranks = table(at, 1)
+    for run in (dash.facts["bm25"], dash.facts["oracle"]):
+        rows = judged.filter(pl.col("run_id") == run)
+        row = row_of(ranks, run_id=run)
+        assert row["first_gold_chunk"] == str(rows.filter(pl.col("is_chunk_relevant"))["chunk_rank"].min())
+        assert row["first_gold_doc"] == str(rows.filter(pl.col("is_doc_relevant"))["doc_rank"].min())
+        assert row["results"] == str(rows.height)
+    # one table per retrieval run, labelled by what the run is, hits marked; the RAG run's prompt chunks marked
     headers = [s.value for s in at.subheader[1:]]
-    assert any(h.startswith(dash.facts["bm25"]) for h in headers)
-    assert any(h.startswith(dash.facts["oracle"]) for h in headers)
-    marks = [r["hit"] for i in (1, 2) for r in table(at, i)]
+    assert any(h.startswith("bm25 · full · k=5 · split test — ") for h in headers)
+    assert any(h.startswith("bm25 · oracle_page · k=5 · split test — ") for h in headers)
+    bm25_rows, oracle_rows = table(at, 2), table(at, 3)
+    marks = [r["hit"] for r in bm25_rows + oracle_rows]
     assert "✓ hit" in marks and set(marks) <= {"✓ hit", "✗ miss"}
-    answers = table(at, 3)
-    rag = row_of(answers, run_id=dash.facts["rag"])
-    assert rag["answer"] == question["reference_answers"][0] and rag["exact_match"] == "1.0000"
+    answers = mart(dash.home, "fct_generation_question_scores")  # the RAG run answered from bm25's top 3
+    assert [r["in_prompt"] for r in bm25_rows] == ["✓", "✓", "✓", "", ""]
+    assert {r["in_prompt"] for r in oracle_rows} == {""}
+    # full texts on expand: every chunk's whole text
+    full = {t.value for t in at.text}
+    chunks = pl.read_parquet(dash.home / "lake" / "chunks" / "*" / "*.parquet")
+    top = judged.filter((pl.col("run_id") == dash.facts["bm25"]) & (pl.col("result_position") == 1))["chunk_id"][0]
+    assert chunks.filter(pl.col("chunk_id") == top)["text"][0] in full
+    # the answers: the RAG answer is the gold answer and its lexical scores
+    assert answers.filter((pl.col("run_id") == dash.facts["rag"]) & (pl.col("question_id") == qid))["exact_match"] \
+        .item() == 1.0
+    assert any(m.value.startswith("> " + question["reference_answers"][0]) for m in at.markdown)
+    # the run filter: only the oracle run
+    at.multiselect(key="retrieval_runs").set_value([dash.facts["oracle"]]).run()
+    assert not any(h.value.startswith("bm25 · full") for h in at.subheader)
+
+
+def test_drilldown_shows_judge_verdicts_for_linked_runs(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Opened as judge agreement links it: ?question_id&dataset&runs=<judge run>; the judge run's answer run is
+    shown with every verdict and its rationale."""
+    scores = mart(dash.home, "fct_judge_scores").filter(pl.col("raw_score") == -1).sort("question_id")
+    verdict = scores.row(0, named=True)
+    monkeypatch.setenv("FINRAG_HOME", str(dash.home))
+    at = AppTest.from_file(str(PAGES_DIR / "drilldown.py"), default_timeout=60)
+    at.query_params.update({"question_id": verdict["question_id"], "dataset": "financebench",
+                            "runs": dash.facts["judge"]})
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.multiselect(key="answer_runs").value == [dash.facts["judged_run"]]
+    verdicts = table(at, len(at.table) - 1)
+    assert verdicts == [{"metric": "correctness", "status": "ok", "raw_score": "-1.0000", "score": "0.0000",
+                         "rationale / error": "scripted: incorrect", "judge_model": "fake-model",
+                         "judge_run_id": dash.facts["judge"]}]
 
 
 def test_app_navigates_every_page(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FINRAG_HOME", str(dash.home))
     at = AppTest.from_file(str(PROJECT / "dashboards" / "app.py"), default_timeout=60).run()
     assert not at.exception and at.title[0].value == "FinRAG Warehouse"
-    published = {r["model"]: r["rows"] for r in table(at, 0)}
+    # what the lake holds (what `finrag ls` prints), then the published marts
+    lake = {r["dataset"]: r for r in table(at, 0)}
+    assert (lake["demo_synthetic"]["n_retrieval_runs"], lake["financebench"]["n_judge_runs"]) == ("2", "1")
+    assert {r["run_id"] for r in frame_rows(at, "kind")} >= {dash.facts["bm25"], dash.facts["judge"]}
+    published = {r["model"]: r["rows"] for r in table(at, 1)}
     manifest = json.loads((dash.home / "exports" / "marts" / "_manifest.json").read_text())
     assert published == {m["name"]: str(m["rows"]) for m in manifest["models"]}
     titles = {"heatmap": "Topic × task", "slices": "Slices", "run_vs_run": "Run vs run",
-              "judge_agreement": "Judge agreement", "drilldown": "Drill-down", "leaderboard": "Leaderboard"}
+              "judge_agreement": "Judge agreement", "drilldown": "Drill-down", "leaderboard": "Leaderboard",
+              "judged": "Judged answers", "qa_generation": "QA generation", "costs": "Costs"}
     for page, title in titles.items():
         at.switch_page(f"views/{page}.py").run()
         assert not at.exception, (page, [e.value for e in at.exception])
         assert at.title[0].value == title
+
+
+def test_costs(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
+    at = run_page(dash.home, "costs", monkeypatch)
+    costs = mart(dash.home, "mart_llm_costs")
+    shown = {m.label: m.value for m in at.metric}
+    assert shown["LLM calls"] == f"{costs['n_calls'].sum():,}"
+    assert shown["Prompt tokens"] == f"{costs['prompt_tokens'].sum():,}"
+    assert shown["Cost (USD)"] == "—"  # the fake model has no price
+    assert any("no price in the seed for fake-model" in c.value for c in at.caption)
+    rows = frame_rows(at, "job_subject")
+    assert len(rows) == costs.height
+    judge = row_of(rows, job="judge")
+    expected = costs.filter(pl.col("job") == "judge").row(0, named=True)
+    assert (judge["n_calls"], judge["latency_p95_ms"]) == (expected["n_calls"], expected["latency_p95_ms"])
+    assert len(at.get("vega_lite_chart")) == 2
+    at.multiselect(key="jobs").set_value(["answer"]).run()
+    assert {r["job"] for r in frame_rows(at, "job_subject")} == {"answer"}
+
+
+def test_judged_answers(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
+    at = run_page(dash.home, "judged", monkeypatch)
+    board = mart(dash.home, "mart_answer_file_leaderboard").row(0, named=True)
+    row = row_of(frame_rows(at, "mean_combined"), judge_run_id=dash.facts["judge"])
+    assert row["mean_correctness"] == pytest.approx(board["mean_correctness"])
+    assert row["n_correctness_ok"] == board["n_correctness_ok"] == 30
+    # per question, worst first: the ten the scripted judge called incorrect (normalised 0) come first
+    scores = frame_rows(at, "combined_score")
+    assert len(scores) == 30 and [r["correctness"] for r in scores[:10]] == [0.0] * 10
+    links = [m.value for m in at.markdown if "drilldown?" in m.value]
+    assert len(links) == 15 and f"question_id={scores[0]['question_id']}" in links[0]
+    # by slice: mart_judge_by_slice's means
+    at.selectbox(key="dimension").set_value("question_type").run()
+    slices = mart(dash.home, "mart_judge_by_slice").filter(
+        (pl.col("judge_run_id") == dash.facts["judge"]) & (pl.col("dimension") == "question_type"))
+    rows = table(at, 0)
+    assert len(rows) == slices.height
+    for s in slices.iter_rows(named=True):
+        assert row_of(rows, value=s["value"], metric=s["metric"])["mean"] == fmt(s["mean"])
+
+
+def test_qa_generation_without_a_run_says_how_to_make_one(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
+    at = run_page(dash.home, "qa_generation", monkeypatch)
+    assert [i.value for i in at.info] == ["No data: no QA-generation run.  \nFix: `finrag generate-qa --dataset "
+                                          "demo_synthetic`"]
+
+
+def test_a_beir_home_opens_at_the_finest_granularity_with_data(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """FinanceRAG's FinQABench (BEIR format: documents without pages, queries without reference answers), bm25,
+    built: the leaderboard opens at chunk granularity with numbers (never page, all "—"), says why there is no page
+    level, and the generation section names the real cause."""
+    from support.cli import run_finrag
+    from support.paths import SHARED_DATA
+
+    home = tmp_path / "warehouse"
+    dataset = "financerag_finqabench"
+    run_finrag(home, "ingest", "beir", "--dir", str(SHARED_DATA / "financerag_icaif24" / "FinQABench"),
+               "--dataset", dataset, "--quiet")
+    run = run_finrag(home, "retrieve", "--retriever", "bm25", "--dataset", dataset, "--k", "10",
+                     "--quiet").stdout.strip()
+    run_finrag(home, "build", "--quiet", "--exclude", "resource_type:test", "resource_type:unit_test")
+    at = run_page(home, "leaderboard", monkeypatch)
+    assert at.selectbox(key="granularity").options == ["chunk", "doc"]
+    assert at.selectbox(key="granularity").value == "chunk"
+    row = row_of(frame_rows(at, "retriever"), run_id=run)
+    expected = mart(home, "mart_retrieval_leaderboard").filter(
+        (pl.col("metric") == "ndcg") & (pl.col("granularity") == "chunk") & (pl.col("k") == 5))["mean"].item()
+    assert row["ndcg"] == pytest.approx(expected) and pd.isna(row["page_rec"])
+    assert any(c.value.startswith(f"No page granularity: {dataset} has no pages") for c in at.caption)
+    infos = [i.value for i in at.info]
+    assert f"No data: no answer run on {dataset}.  \nFix: `finrag answer --closed-book --dataset {dataset}  (or " \
+        "--retrieval-run RUN for RAG)`" in infos
+    # the drill-down opens on the first question with gold (most queries are outside the qrels)
+    at = run_page(home, "drilldown", monkeypatch)
+    first_gold = mart(home, "fct_evidence")["question_id"].min()
+    assert at.selectbox(key="question").value == first_gold
+    assert mart(home, "dim_questions")["question_id"].min() != first_gold

@@ -17,7 +17,8 @@ from support.cli import run_finrag
 from support.dashboard_home import DATASET, DashHome
 from support.paths import PROJECT
 
-PAGES = ("leaderboard", "heatmap", "slices", "run_vs_run", "judge_agreement", "drilldown")
+PAGES = ("leaderboard", "heatmap", "slices", "run_vs_run", "judge_agreement", "drilldown", "judged", "qa_generation",
+         "costs")
 
 
 def model_exists(name: str) -> bool:
@@ -169,7 +170,16 @@ def test_exposures_in_dbt_docs_and_no_publish(dash: DashHome) -> None:
                                               "model.finrag.mart_generation_leaderboard",
                                               "model.finrag.mart_judge_leaderboard"}
     assert deps["dashboard_judge_agreement"] == {"model.finrag.mart_judge_agreement",
-                                                 "model.finrag.mart_judge_confusion"}
+                                                 "model.finrag.mart_judge_confusion",
+                                                 "model.finrag.fct_judge_human_pairs", "model.finrag.dim_questions"}
+    assert "model.finrag.fct_judge_scores" in deps["dashboard_drilldown"]
+    assert deps["dashboard_costs"] == {"model.finrag.mart_llm_costs"}
+    assert deps["dashboard_qa_generation"] == {"model.finrag.mart_generation_acceptance",
+                                               "model.finrag.mart_inspection_agreement"}
+    assert "model.finrag.mart_judge_by_slice" in deps["dashboard_judged"]
+    # every mart has a page
+    shown = set().union(*deps.values())
+    assert {f"model.finrag.{m}" for m in mart_names_in_project() if m.startswith("mart_")} <= shown
     # the drill-down's hit marks are the metrics' own (fct_retrieval_results_judged), not re-derived from the lake
     assert "model.finrag.fct_retrieval_results_judged" in deps["dashboard_drilldown"]
     assert "source.finrag.lake.retrieval_results" not in deps["dashboard_drilldown"]
@@ -178,3 +188,172 @@ def test_exposures_in_dbt_docs_and_no_publish(dash: DashHome) -> None:
     assert deps["dashboard_run_vs_run"] == {"model.finrag.mart_run_comparison", "model.finrag.dim_metrics",
                                             "model.finrag.fct_question_metric_scores", "model.finrag.dim_questions"}
     assert (home / "exports" / "marts" / "_manifest.json").read_text() == manifest_before
+
+
+def test_run_labels_say_what_each_run_is(dash: DashHome) -> None:
+    labels = data.run_labels(dash.home)
+    f = dash.facts
+    assert labels[f["bm25"]] == "bm25 · full · k=5 · split test"
+    assert labels[f["oracle"]] == "bm25 · oracle_page · k=5 · split test"
+    assert labels[f["closed"]] == "closed_book · fake-model · split test"
+    assert labels[f["rag"]] == "rag · fake-model · split test over [bm25 · full · k=5 · split test]"
+    assert labels[f["judge"]] == "judge fake-model of [closedBook · gpt-4 · all splits]"
+    assert data.run_label(labels, f["bm25"]) == f"bm25 · full · k=5 · split test  ({f['bm25']})"
+    assert data.run_label(labels, "unknown") == "unknown"
+
+
+def test_granularities_finest_first_with_data(dash: DashHome) -> None:
+    # the synthetic corpus has chunk-level evidence, so every granularity; financebench has no retrieval run here
+    assert data.retrieval_granularities(dash.home) == ["chunk", "page", "doc"]
+    assert data.retrieval_granularities(dash.home, ["financebench"]) == []
+
+
+def test_comparison_to_the_leader_is_oriented_run_minus_leader(dash: DashHome) -> None:
+    f = dash.facts
+    pairs = data.compared_to(dash.home, f["oracle"], "ndcg", "page", 5)
+    assert pairs["run_id"].to_list() == [f["bm25"]]  # once, whichever way round the mart holds the pair
+    mart = pl.read_parquet(dash.home / "exports" / "marts" / "mart_run_comparison.parquet").filter(
+        (pl.col("metric") == "ndcg") & (pl.col("granularity") == "page") & (pl.col("k") == 5)
+        & (pl.col("run_a") == f["bm25"]) & (pl.col("run_b") == f["oracle"])).row(0, named=True)
+    got = pairs.row(0, named=True)
+    assert got["delta"] == pytest.approx(-mart["delta"]) and got["delta"] < 0
+    assert (got["ci_low"], got["ci_high"]) == pytest.approx((-mart["ci_high"], -mart["ci_low"]))
+    back = data.compared_to(dash.home, f["bm25"], "ndcg", "page", 5).row(0, named=True)
+    assert back["delta"] == pytest.approx(mart["delta"])
+
+
+def test_metric_against_k(dash: DashHome) -> None:
+    curves = data.retrieval_metric_by_k(dash.home, "page_rec", "chunk")  # page_rec: at its own granularity
+    mart = pl.read_parquet(dash.home / "exports" / "marts" / "mart_retrieval_leaderboard.parquet").filter(
+        (pl.col("metric") == "page_rec") & (pl.col("k") > 0))
+    assert curves.height == mart.height and 0 not in curves["k"].to_list()
+    one = curves.filter((pl.col("run_id") == dash.facts["bm25"]) & (pl.col("k") == 5))["mean"].item()
+    assert one == mart.filter((pl.col("run_id") == dash.facts["bm25"]) & (pl.col("k") == 5))["mean"].item()
+
+
+def test_empty_states_name_the_real_cause(dash: DashHome, tmp_path: Path) -> None:
+    reason, command = data.diagnose(tmp_path, "retrieval")
+    assert "nothing is ingested" in reason and command.startswith("finrag ingest")
+    # financebench has documents but no PDFs, so no chunk
+    reason, command = data.diagnose(dash.home, "retrieval", ["financebench"])
+    assert "no chunks" in reason and command.startswith("finrag chunk --dataset financebench")
+    reason, command = data.diagnose(dash.home, "judged", ["demo_synthetic"])
+    assert "no judge run" in reason and "finrag judge" in command
+    counts = data.lake_datasets(dash.home)
+    synthetic = counts.filter(pl.col("dataset") == DATASET).row(0, named=True)
+    assert synthetic["n_retrieval_runs"] == 2 and synthetic["n_answer_runs"] == 2 and synthetic["n_pages"] > 0
+    assert counts.filter(pl.col("dataset") == "financebench")["n_judge_runs"].item() == 1
+
+
+def test_llm_costs_are_the_ledger_summed(dash: DashHome) -> None:
+    """mart_llm_costs against the lake's llm_calls summed here: one row per job run, purpose and model."""
+    calls = Lake(dash.home).read("llm_calls").with_columns(
+        pl.col("batch_id").str.replace(r"-[0-9]{5}$", "").alias("job_run_id"))
+    costs = data.llm_costs(dash.home)
+    assert costs["n_calls"].sum() == calls.height > 0
+    expected = calls.group_by("job_run_id", "purpose", "model").agg(
+        pl.len().alias("n_calls"), pl.col("error").is_not_null().sum().alias("n_failed"),
+        pl.col("prompt_tokens").sum(), pl.col("completion_tokens").sum(),
+        pl.col("latency_ms").median().alias("p50"))
+    assert costs.height == expected.height
+    for e in expected.iter_rows(named=True):
+        row = costs.filter((pl.col("job_run_id") == e["job_run_id"]) & (pl.col("purpose") == e["purpose"])).row(
+            0, named=True)
+        assert (row["n_calls"], row["n_failed"], row["prompt_tokens"], row["completion_tokens"]) == \
+            (e["n_calls"], e["n_failed"], e["prompt_tokens"], e["completion_tokens"])
+        assert row["latency_p50_ms"] == pytest.approx(e["p50"], abs=1e-3)
+        assert row["cost_usd"] is None  # the fake server's model has no price in the seed
+    jobs = dict(costs.group_by("job").agg(pl.col("n_calls").sum()).rows())
+    assert set(jobs) == {"answer", "judge"} and jobs["judge"] == 30  # the judge run judged 30 answers once each
+    judge = costs.filter(pl.col("job") == "judge").row(0, named=True)
+    assert (judge["job_subject"], judge["purpose"], judge["model"]) == (dash.facts["judged_run"], "judge", "fake-model")
+
+
+def test_finrag_ls_prints_the_lake(dash: DashHome, tmp_path: Path) -> None:
+    out = json.loads(run_finrag(dash.home, "ls", "--format", "json").stdout)
+    datasets = {d["dataset"]: d for d in out["datasets"]}
+    synthetic = datasets[DATASET]
+    assert (synthetic["n_questions"], synthetic["n_with_reference"], synthetic["n_retrieval_runs"],
+            synthetic["n_answer_runs"], synthetic["n_judge_runs"]) == (12, 12, 2, 2, 0)
+    assert (datasets["financebench"]["n_pages"], datasets["financebench"]["n_judge_runs"]) == (0, 1)
+    runs = {r["run_id"]: r for r in out["runs"]}
+    f = dash.facts
+    assert {f["bm25"], f["oracle"], f["closed"], f["rag"], f["judge"], *f["fb_runs"]} == set(runs)
+    assert (runs[f["bm25"]]["kind"], runs[f["bm25"]]["label"]) == ("retrieval", "bm25 · full · k=5 · split test")
+    assert (runs[f["judge"]]["kind"], runs[f["judge"]]["dataset"]) == ("judge", "financebench")
+    table = run_finrag(dash.home, "ls").stdout
+    assert "Datasets" in table and "Runs" in table and "bm25 · full · k=5 · split test" in table
+    # an empty home: a note, no lake created
+    empty = tmp_path / "empty"
+    proc = run_finrag(empty, "ls")
+    assert proc.stdout == "" and "nothing is ingested" in proc.stderr and not (empty / "lake").exists()
+
+
+def test_evidence_overlap_curves_are_the_mart_unpivoted(dash: DashHome) -> None:
+    curves = data.evidence_overlap(dash.home)
+    mart = pl.read_parquet(dash.home / "exports" / "marts" / "mart_retrieval_evidence_overlap.parquet").filter(
+        pl.col("k") > 0)
+    assert set(curves["metric"]) == {"max_bleu", "max_rouge_l"} and curves.height == 2 * mart.height
+    for m in mart.iter_rows(named=True):
+        got = curves.filter((pl.col("run_id") == m["run_id"]) & (pl.col("k") == m["k"]))
+        assert dict(zip(got["metric"], got["mean"], strict=True)) == {"max_bleu": m["mean_max_bleu"],
+                                                                       "max_rouge_l": m["mean_max_rouge_l"]}
+
+
+def test_a_dataset_without_pages_is_named(dash: DashHome) -> None:
+    reason, _ = data.diagnose(dash.home, "page", ["financebench"])
+    assert reason.startswith("financebench has no pages") and "pick chunk or doc" in reason
+
+
+def test_every_judgment_failed_is_named_with_its_error(dash: DashHome, tmp_path: Path) -> None:
+    """A judge run of the synthetic RAG answers whose every judgment failed (an endpoint that never answered):
+    the empty state says so, with the first error and the command that retries."""
+    import shutil
+
+    from python_jobs.core.contracts import contract
+
+    home = tmp_path / "warehouse"
+    shutil.copytree(dash.home, home, symlinks=True)
+    judge_run = f"{dash.facts['rag']}-judge-failed"
+    run = contract("judge_runs").frame([{"judge_run_id": judge_run, "answer_run_id": dash.facts["rag"],
+                                         "judge_model": "fake-model", "rubric_version": "judge_correctness_v1@x",
+                                         "metrics": "correctness", "params": "{}"}])
+    failed = contract("judgments").frame([
+        {"judge_run_id": judge_run, "question_id": q, "metric": "correctness", "rubric": "judge_correctness_v1@x",
+         "status": "failed", "error": "APIConnectionError: Connection refused"}
+        for q in ("finrag_synth_0_00001", "finrag_synth_0_00002")])
+    Lake(home).land([("judge_runs", judge_run, run), ("judgments", judge_run, failed)])
+    reason, command = data.diagnose(home, "judged", [DATASET])
+    assert reason == (f"every correctness judgment of {judge_run} failed (2; first error: APIConnectionError: "
+                      "Connection refused)")
+    assert command.startswith(f"finrag judge --answer-run {dash.facts['rag']} --metrics correctness")
+    # built: the leaderboard warns about the run, the drill-down shows each judgment's error
+    run_finrag(home, "build", "--all", "--quiet", "--exclude", "resource_type:test", "resource_type:unit_test")
+    verdicts = data.judge_verdicts(home, DATASET, "finrag_synth_0_00001")
+    assert verdicts.select("judge_run_id", "status", "error").rows() == [
+        (judge_run, "failed", "APIConnectionError: Connection refused")]
+    board = data.judge_leaderboard(home, [DATASET]).row(0, named=True)
+    assert (board["judge_run_id"], board["mean"], board["n_ok"], board["n_failed"]) == (judge_run, None, 0, 2)
+
+
+def test_questions_without_reference_answers_are_named(dash: DashHome, tmp_path: Path) -> None:
+    """A dataset whose questions carry no reference answer (a retrieval benchmark) answered by a run: no lexical
+    metric can score it, and the empty state says so instead of "run finrag build"."""
+    import shutil
+
+    from python_jobs.core.contracts import contract
+
+    home = tmp_path / "warehouse"
+    shutil.copytree(dash.home, home, symlinks=True)
+    questions = contract("questions").frame([
+        {"question_id": q, "dataset": "noref", "split": "test", "question": f"question {q}?", "source": "imported"}
+        for q in ("q1", "q2")])
+    run = contract("generation_runs").frame([{"run_id": "noref-closed", "dataset": "noref", "model": "m",
+                                              "eval_mode": "closed_book", "params": "{}"}])
+    answers = contract("answers").frame([{"run_id": "noref-closed", "question_id": q, "answer": "a"}
+                                         for q in ("q1", "q2")])
+    Lake(home).land([("questions", "noref", questions), ("generation_runs", "noref-closed", run),
+                     ("answers", "noref-closed", answers)])
+    reason, command = data.diagnose(home, "generation", ["noref"])
+    assert reason.startswith("the questions of noref have no reference answers") and "finrag judge" in command
+    assert data.lake_datasets(home).filter(pl.col("dataset") == "noref")["n_with_reference"].item() == 0

@@ -1,0 +1,67 @@
+"""Judged answers: the answer-file guideline's combined score per judge run (mart_answer_file_leaderboard), each
+question's correctness / faithfulness verdicts (mart_answer_file_scores, worst first, linked to the drill-down),
+and a judge run's scores by slice (mart_judge_by_slice)."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout root (dashboards is not installed)
+
+import altair as alt  # noqa: E402
+import polars as pl  # noqa: E402
+import streamlit as st  # noqa: E402
+
+from dashboards import data, ui  # noqa: E402
+
+MAX_LINKS = 15
+
+home = ui.home()
+st.title("Judged answers")
+board = data.answer_file_leaderboard(home)
+if board is None or board.is_empty():
+    ui.empty_state(home, "judged")
+    st.stop()
+labels = data.run_labels(home)
+
+st.header("Answer-file score per judge run")
+st.caption("combined = mean over questions of (normalised correctness + faithfulness) / 2 where both are ok "
+           "(n_combined of n_questions); correctness and faithfulness each over their own ok judgments "
+           "(mart_answer_file_leaderboard).")
+ui.show_dataframe(board.with_columns(
+    pl.col("judge_run_id").map_elements(lambda r: labels.get(r, r), return_dtype=pl.String).alias("run"))
+    .select("run", pl.exclude("run")), key="answer_file_board")
+
+judge_runs = board["judge_run_id"].to_list()
+judge_run = ui.pick("Judge run", judge_runs, key="judge_run", param="judge_run",
+                    format_func=lambda r: data.run_label(labels, r))
+
+st.header("Per question, worst first")
+scores = data.answer_file_scores(home, judge_run)
+if scores is None or scores.is_empty():
+    st.write("No answer-file score for this judge run.")
+else:
+    failed = scores.filter((pl.col("correctness_status") == "failed") | (pl.col("faithfulness_status") == "failed"))
+    if failed.height:
+        st.warning(f"{failed.height} question(s) with a failed judgment: the drill-down shows each error.")
+    ui.show_dataframe(scores, key="answer_file_scores")
+    st.markdown("**Open the lowest-scored questions in the drill-down** (answer, judge rationale, prompt chunks):")
+    for r in scores.head(MAX_LINKS).iter_rows(named=True):
+        ui.drilldown_link(f"{r['question_id']} — correctness {ui.fmt(r['correctness'])}, faithfulness "
+                          f"{ui.fmt(r['faithfulness'])}", r["question_id"], r["dataset"], [judge_run])
+
+st.header("By slice")
+dimensions = data.judge_slice_dimensions(home, judge_run)
+if not dimensions:
+    st.write("No slice of this judge run (mart_judge_by_slice).")
+else:
+    dimension = ui.pick("Dimension", dimensions, key="dimension", param="dimension", default="question_type")
+    slices = data.judge_by_slice(home, judge_run, dimension)
+    st.caption("Mean normalised score of the ok judgments per slice value; n = judgments in the mean "
+               "(mart_judge_by_slice).")
+    st.altair_chart(
+        alt.Chart(slices.to_pandas()).mark_bar().encode(
+            x=alt.X("mean:Q", scale=alt.Scale(domain=[0, 1]), title="mean (normalised)"),
+            y=alt.Y("value:N", title=None, axis=alt.Axis(labelLimit=400)), yOffset="metric:N", color="metric:N",
+            tooltip=["metric", "value", alt.Tooltip("mean:Q", format=".4f"), "mean_raw", "n"]),
+        width="stretch")
+    ui.show_table(slices)

@@ -1,0 +1,66 @@
+"""QA generation: OmniEval-style generated questions - how many of each topic x task cell the LLM inspector kept
+(acceptance ratio, a heatmap) and humans accepted, and how far the LLM inspector agrees with the humans
+(mart_generation_acceptance, mart_inspection_agreement)."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout root (dashboards is not installed)
+
+import altair as alt  # noqa: E402
+import polars as pl  # noqa: E402
+import streamlit as st  # noqa: E402
+
+from dashboards import data, ui  # noqa: E402
+
+home = ui.home()
+st.title("QA generation")
+runs = data.qa_generation_runs(home)
+if runs is None or runs.is_empty():
+    ui.empty_state(home, "qa_generation")
+    st.stop()
+labels = {r["generation_run_id"]: f"{r['generation_run_id']}  ({r['dataset']}, {r['n_attempts']} attempts)"
+          for r in runs.iter_rows(named=True)}
+cols = st.columns([3, 1, 1])
+with cols[0]:
+    run = ui.pick("Generation run", list(labels), key="run", param="run", format_func=labels.get)
+with cols[1]:
+    level = ui.pick("Topic level", [1, 2, 3], key="level", param="level", default=1)
+with cols[2]:
+    measure = ui.pick("Show", ["acceptance_ratio", "human_acceptance_ratio"], key="measure", param="measure",
+                      format_func={"acceptance_ratio": "LLM inspector kept",
+                                   "human_acceptance_ratio": "humans accepted"}.get)
+
+st.header("Acceptance per topic × task")
+cells = data.qa_acceptance(home, run, level)
+if cells is None or cells.is_empty():
+    st.info(f"No cell at topic level {level}: the run's topics stop above it.")
+else:
+    st.caption("acceptance_ratio = kept by the LLM inspector / generated; human_acceptance_ratio = kept or fixed by "
+               "a human / inspected (null until `finrag import-inspection`). n = attempts, failed ones included.")
+    frame = cells.to_pandas()
+    base = alt.Chart(frame).encode(
+        x=alt.X("task:N", title="task", axis=alt.Axis(labelAngle=0)),
+        y=alt.Y("topic_label:N", title=f"topic (level {level})", axis=alt.Axis(labelLimit=400)))
+    st.altair_chart(
+        (base.mark_rect().encode(
+            color=alt.Color(f"{measure}:Q", scale=alt.Scale(scheme="viridis", domain=[0, 1]), title=measure),
+            tooltip=["topic", "topic_label", "task", "n_attempts", "n_failed", "n_generated", "n_kept",
+                     alt.Tooltip("acceptance_ratio:Q", format=".4f"), "n_human_inspected",
+                     alt.Tooltip("human_acceptance_ratio:Q", format=".4f")])
+         + base.mark_text(baseline="middle").encode(
+             text=alt.Text(f"{measure}:Q", format=".2f"),
+             color=alt.condition(f"datum.{measure} > 0.5", alt.value("black"), alt.value("white"))))
+        .properties(height=alt.Step(36)),
+        width="stretch")
+    ui.show_table(cells.drop("topic"))
+
+st.header("LLM inspector against humans")
+agreement = data.inspection_agreement(home)
+if agreement is None or agreement.filter(pl.col("generation_run_id") == run).is_empty():
+    st.info("No human inspection of this run yet. Fix: `finrag export-inspection` (a file for annotators), then "
+            "`finrag import-inspection FILE` and `finrag build`.")
+else:
+    st.caption("Per task: questions both inspected (n), the share where keep / drop agree, and Cohen's kappa "
+               "(mart_inspection_agreement).")
+    ui.show_table(agreement.filter(pl.col("generation_run_id") == run).drop("generation_run_id"))

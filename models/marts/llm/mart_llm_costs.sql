@@ -1,0 +1,71 @@
+-- What the LLM calls cost, per job run, purpose and model: calls, failures, retried calls, tokens, latency p50 / p95
+-- and cost. Job run: the client's ledger batches are `<job run>-<seq 5 digits>` and a job run is
+-- `<job>-<UTC time>-<hex 6>`, the job naming what it worked on (answer-<dataset>, judge-<answer run>,
+-- retrieve-<retriever>, generate-qa-<dataset>). cost_usd prices the tokens with the llm_prices seed as it is now;
+-- recorded_cost_usd sums what each call recorded at call time (the seed then). The ledger holds the calls made:
+-- answers served from the cache made no call and cost nothing.
+
+with calls as (
+
+    select
+        *,
+        regexp_replace(batch_id, '-[0-9]{5}$', '') as job_run_id
+    from {{ ref('stg_lake__llm_calls') }}
+
+),
+
+prices as (
+
+    select * from {{ ref('llm_prices') }}
+
+),
+
+priced_calls as (
+
+    select
+        calls.*,
+        regexp_extract(calls.job_run_id, '^(.*)-[0-9]{8}T[0-9]{6}-[0-9a-f]{6}$', 1) as job_name,
+        prices.model is not null as is_priced,
+        coalesce(calls.prompt_tokens, 0) / 1000.0 * prices.input_usd_per_1k_tokens
+        + coalesce(calls.completion_tokens, 0) / 1000.0 * prices.output_usd_per_1k_tokens as priced_cost_usd
+    from calls
+    left join prices on calls.model = prices.model
+
+),
+
+final as (
+
+    select
+        job_run_id,
+        case
+            when job_name like 'generate-qa-%' then 'generate-qa'
+            when job_name like 'answer-%' then 'answer'
+            when job_name like 'judge-%' then 'judge'
+            when job_name like 'retrieve-%' then 'retrieve'
+            else 'other'
+        end as job,
+        case
+            when job_name like 'generate-qa-%' then substr(job_name, length('generate-qa-') + 1)
+            when job_name like 'answer-%' then substr(job_name, length('answer-') + 1)
+            when job_name like 'judge-%' then substr(job_name, length('judge-') + 1)
+            when job_name like 'retrieve-%' then substr(job_name, length('retrieve-') + 1)
+        end as job_subject,
+        purpose,
+        model,
+        count(*) as n_calls,
+        count(*) filter (where error is not null) as n_failed,
+        count(*) filter (where attempts > 1) as n_retried,
+        cast(coalesce(sum(prompt_tokens), 0) as bigint) as prompt_tokens,
+        cast(coalesce(sum(completion_tokens), 0) as bigint) as completion_tokens,
+        round(quantile_cont(latency_ms, 0.5), 3) as latency_p50_ms,
+        round(quantile_cont(latency_ms, 0.95), 3) as latency_p95_ms,
+        case when bool_and(is_priced) then sum(priced_cost_usd) end as cost_usd,
+        sum(cost_usd) as recorded_cost_usd,
+        min(created_at) as first_call_at,
+        max(created_at) as last_call_at
+    from priced_calls
+    group by job_run_id, job_name, purpose, model
+
+)
+
+select * from final
