@@ -21,7 +21,9 @@ with pending as (
 
 ),
 
-results as (
+-- inlined in its two readers: the second (results of questions whose results share documents) is pruned whole
+-- for runs whose results are each their own document (imported TREC runs)
+results as {{ not_materialized() }} (
 
     select
         results.run_id,
