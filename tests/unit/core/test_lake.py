@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import polars as pl
@@ -172,17 +173,24 @@ while True:
 """
 
 
-def test_sigkill_never_leaves_a_partial_partition(home: Path) -> None:
-    """A real process, killed at arbitrary moments while it keeps re-landing a 200k-row partition."""
-    target = home / "lake" / "documents" / "load_id=a" / "part-0.parquet"
+def killed_while_landing(command: list[str], target: Path) -> Iterator[None]:
+    """Start `command` (a process that keeps re-landing a partition) and SIGKILL it at several moments after its
+    first landing wrote `target`; yields after each kill, for the caller to check the lake."""
     for delay in (0.05, 0.3, 0.7, 1.3):
-        proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(SIGKILL_SCRIPT), str(home)], cwd=PROJECT)
+        proc = subprocess.Popen(command, cwd=PROJECT)
         deadline = time.monotonic() + 60
         while not target.exists() and time.monotonic() < deadline:  # kill only once landings are under way
             time.sleep(0.02)
         time.sleep(delay)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
+        yield
+
+
+def test_sigkill_never_leaves_a_partial_partition(home: Path) -> None:
+    """A real process, killed at arbitrary moments while it keeps re-landing a 200k-row partition."""
+    target = home / "lake" / "documents" / "load_id=a" / "part-0.parquet"
+    for _ in killed_while_landing([sys.executable, "-c", textwrap.dedent(SIGKILL_SCRIPT), str(home)], target):
         frame = Lake(home).read("documents")
         assert frame.height == 200_000
         assert frame["title"].n_unique() == 1  # one whole landing, never a mix of two
@@ -410,15 +418,8 @@ while True:
 def test_sigkill_never_leaves_a_partial_sliced_partition(home: Path, tmp_path: Path) -> None:
     """A real process, killed at arbitrary moments while it keeps re-landing a partition of 4 slices."""
     target = home / "lake" / "documents" / "load_id=a" / "part-3.parquet"
-    for delay in (0.05, 0.3, 0.7, 1.3):
-        proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(SIGKILL_SLICES_SCRIPT), str(home),
-                                 str(tmp_path)], cwd=PROJECT)
-        deadline = time.monotonic() + 60
-        while not target.exists() and time.monotonic() < deadline:  # kill only once landings are under way
-            time.sleep(0.02)
-        time.sleep(delay)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+    command = [sys.executable, "-c", textwrap.dedent(SIGKILL_SLICES_SCRIPT), str(home), str(tmp_path)]
+    for _ in killed_while_landing(command, target):
         frame = Lake(home).read("documents")
         assert frame.height == 200_000
         assert frame["title"].n_unique() == 1  # one whole landing, never a mix of two
