@@ -21,6 +21,7 @@ renamed as (
         cost_usd,
         error,
         attempts,
+        cache_hits,
         created_at
     from source
 

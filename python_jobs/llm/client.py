@@ -20,7 +20,9 @@ Failures and retries (the lake's key rules): llm_calls' key is (request_hash, ba
 lands as a row with `error` set and no response, and is never returned as an answer (the caller gets
 `LLMResult.error`). The cache reads only rows with `error is null` (the earliest per request_hash); a failed request
 is tried again by the next job, and its success lands as another row of the same request_hash in that job's batch.
-So the ledger keeps every failure and every success; within one batch a request_hash appears once.
+So the ledger keeps every failure and every success; within one batch a request_hash appears once. A request served
+from the cache makes no call; the batch records it as a cache row of its request_hash (no response, tokens, latency
+or cost; `cache_hits` counts how many such requests the batch had), which the cache never reads.
 
 The API key is read from the environment (FINRAG_LLM_API_KEY, else OPENAI_API_KEY) or passed in, held only by the
 `openai` client, and scrubbed from every error message before it is stored or raised.
@@ -211,6 +213,7 @@ class LLMClient:
         self._model = self.config.model
         self._cache = self._load_cache()
         self._pending: list[dict[str, Any]] = []
+        self._pending_hits: dict[str, dict[str, Any]] = {}  # request hash -> its cache row in the pending batch
         self._seq = 0
         self.calls_made = 0  # HTTP completions attempted to completion (success or final failure), this client
         self.cache_hits = 0
@@ -268,6 +271,7 @@ class LLMClient:
     def _load_cache(self) -> dict[str, dict[str, Any]]:
         calls = self.lake.read("llm_calls", columns=["request_hash", "response", "prompt_tokens", "completion_tokens",
                                                      "latency_ms", "cost_usd", "error", "created_at"])
+        # cache rows (response null) count reuses; only a call's row holds an answer
         ok = calls.filter(pl.col("error").is_null() & pl.col("response").is_not_null()).sort("created_at")
         ok = ok.unique(subset="request_hash", keep="first")
         return {r["request_hash"]: r for r in ok.iter_rows(named=True)}
@@ -287,22 +291,33 @@ class LLMClient:
             "response": json.dumps(response, ensure_ascii=False) if response is not None else None,
             "prompt_tokens": result.prompt_tokens, "completion_tokens": result.completion_tokens,
             "latency_ms": result.latency_ms, "cost_usd": result.cost_usd, "error": result.error,
-            "attempts": result.attempts,
+            "attempts": result.attempts, "cache_hits": 0,
         })
         if len(self._pending) >= self.batch_size:
             self.flush()
 
+    def _record_cache_hit(self, req: ChatRequest, request_hash: str) -> None:
+        """Count a request served from the cache: one cache row per request hash and batch (the ledger's key), no
+        tokens, latency or cost (nothing was called); mart_llm_costs counts them as cached calls."""
+        row = self._pending_hits.setdefault(request_hash, {
+            "request_hash": request_hash, "model": self.model, "purpose": req.purpose, "request": None,
+            "response": None, "prompt_tokens": None, "completion_tokens": None, "latency_ms": None, "cost_usd": None,
+            "error": None, "attempts": 0, "cache_hits": 0,
+        })
+        row["cache_hits"] += 1
+
     def flush(self) -> None:
-        """Land the pending ledger rows as one new batch partition."""
-        if not self._pending:
+        """Land the pending ledger rows (calls and cache rows) as one new batch partition."""
+        if not self._pending and not self._pending_hits:
             return
         batch_id = f"{self.job_run_id}-{self._seq:05d}"
-        rows, self._pending = self._pending, []
+        rows = self._pending + list(self._pending_hits.values())
+        self._pending, self._pending_hits = [], {}
         frame = contract("llm_calls").frame(rows)
         self.lake.land_one("llm_calls", batch_id, frame)
         self._seq += 1
         for r in rows:
-            if r["error"] is None:
+            if r["error"] is None and r["response"] is not None:
                 self._cache.setdefault(r["request_hash"], {**r, "created_at": None})
 
     # -- calls ---------------------------------------------------------------------------------------------------
@@ -392,6 +407,7 @@ class LLMClient:
             if hit is not None:
                 out[i] = hit
                 self.cache_hits += 1
+                self._record_cache_hit(req, hit.request_hash)
                 continue
             h = request_hash(req.body(self.model))
             todo.setdefault(h, []).append(i)  # identical requests in one job: one call

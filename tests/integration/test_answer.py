@@ -105,7 +105,9 @@ def test_rag_and_closed_book_runs_score_side_by_side(fb: dict, llm_env: None) ->
         assert fb["texts"][a["question_id"]] in a["prompt"]
     assert answers.filter(pl.col("question_id") == q0)["answer"].to_list() == [gold]
     ledger = lake.read("llm_calls")
-    assert ledger.height == 2 * len(qids) and set(ledger["purpose"]) == {"answer"}
+    calls, cache_rows = ledger.filter(pl.col("cache_hits") == 0), ledger.filter(pl.col("cache_hits") > 0)
+    assert calls.height == 2 * len(qids) and set(ledger["purpose"]) == {"answer"}
+    assert cache_rows["cache_hits"].sum() == 2 * len(qids)  # the re-runs, served from the cache
 
     dbt_build(home, "--select", "+mart_generation_leaderboard", "+mart_generation_by_slice",
               "+mart_retrieval_evidence_overlap", "--indirect-selection", "cautious")
@@ -209,7 +211,7 @@ def test_killed_job_resumes_and_lands_every_answer_once(fb: dict, llm_env: None)
             time.sleep(0.05)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-        landed = lake.read("llm_calls").filter(pl.col("purpose") == "answer")
+        landed = lake.read("llm_calls").filter((pl.col("purpose") == "answer") & (pl.col("cache_hits") == 0))
         before = len(b.requests)
         assert "kill-test" not in lake.partitions("answers")
         done = {json.loads(r)["messages"][-1]["content"] for r in landed["request"]}

@@ -2,14 +2,15 @@
 -- and cost. Job run: the client's ledger batches are `<job run>-<seq 5 digits>` and a job run is
 -- `<job>-<UTC time>-<hex 6>`, the job naming what it worked on (answer-<dataset>, judge-<answer run>,
 -- retrieve-<retriever>, generate-qa-<dataset>). cost_usd prices the tokens with the llm_prices seed as it is now;
--- recorded_cost_usd sums what each call recorded at call time (the seed then). The ledger holds the calls made:
--- answers served from the cache made no call and cost nothing.
+-- recorded_cost_usd sums what each call recorded at call time (the seed then). Requests served from the cache made no
+-- call and cost nothing: the ledger's cache rows (attempts 0, cache_hits > 0) count them in n_cached_calls only.
 
 with calls as (
 
     select
         *,
-        regexp_replace(batch_id, '-[0-9]{5}$', '') as job_run_id
+        regexp_replace(batch_id, '-[0-9]{5}$', '') as job_run_id,
+        coalesce(cache_hits, 0) > 0 and attempts = 0 as is_cache_row
     from {{ ref('stg_lake__llm_calls') }}
 
 ),
@@ -52,7 +53,8 @@ final as (
         end as job_subject,
         purpose,
         model,
-        count(*) as n_calls,
+        count(*) filter (where not is_cache_row) as n_calls,
+        cast(coalesce(sum(cache_hits) filter (where is_cache_row), 0) as bigint) as n_cached_calls,
         count(*) filter (where error is not null) as n_failed,
         count(*) filter (where attempts > 1) as n_retried,
         cast(coalesce(sum(prompt_tokens), 0) as bigint) as prompt_tokens,

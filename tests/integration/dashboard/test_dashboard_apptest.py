@@ -302,6 +302,7 @@ def test_costs(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
     costs = mart(dash.home, "mart_llm_costs")
     shown = {m.label: m.value for m in at.metric}
     assert shown["LLM calls"] == f"{costs['n_calls'].sum():,}"
+    assert shown["Served from the cache"] == f"{costs['n_cached_calls'].sum():,}"
     assert shown["Prompt tokens"] == f"{costs['prompt_tokens'].sum():,}"
     assert shown["Cost (USD)"] == "—"  # the fake model has no price
     assert any("no price in the seed for fake-model" in c.value for c in at.caption)

@@ -247,15 +247,18 @@ def test_empty_states_name_the_real_cause(dash: DashHome, tmp_path: Path) -> Non
 
 def test_llm_costs_are_the_ledger_summed(dash: DashHome) -> None:
     """mart_llm_costs against the lake's llm_calls summed here: one row per job run, purpose and model."""
-    calls = Lake(dash.home).read("llm_calls").with_columns(
+    ledger = Lake(dash.home).read("llm_calls").with_columns(
         pl.col("batch_id").str.replace(r"-[0-9]{5}$", "").alias("job_run_id"))
+    is_cache_row = (pl.col("cache_hits").fill_null(0) > 0) & (pl.col("attempts") == 0)
+    calls, cache_rows = ledger.filter(~is_cache_row), ledger.filter(is_cache_row)
     costs = data.llm_costs(dash.home)
     assert costs["n_calls"].sum() == calls.height > 0
+    assert costs["n_cached_calls"].sum() == cache_rows["cache_hits"].sum()
+    assert costs.height == ledger.select("job_run_id", "purpose", "model").unique().height
     expected = calls.group_by("job_run_id", "purpose", "model").agg(
         pl.len().alias("n_calls"), pl.col("error").is_not_null().sum().alias("n_failed"),
         pl.col("prompt_tokens").sum(), pl.col("completion_tokens").sum(),
         pl.col("latency_ms").median().alias("p50"))
-    assert costs.height == expected.height
     for e in expected.iter_rows(named=True):
         row = costs.filter((pl.col("job_run_id") == e["job_run_id"]) & (pl.col("purpose") == e["purpose"])).row(
             0, named=True)

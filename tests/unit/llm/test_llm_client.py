@@ -44,11 +44,20 @@ def test_rerun_makes_zero_calls_and_ledger_has_every_call(home: Path) -> None:
         assert calls.height == 7 and calls["error"].is_null().all() and set(calls["purpose"]) == {"test"}
         assert (calls["prompt_tokens"] == 2).all()  # the fake server counts the words of the last user message
         with LLMClient(home, config(fake), job_run_id="t") as llm:
-            again = llm.complete_many(reqs(7))
-            assert llm.calls_made == 0 and llm.cache_hits == 7
+            again = llm.complete_many(reqs(7) + reqs(1))  # question 0 asked twice
+            assert llm.calls_made == 0 and llm.cache_hits == 8
         assert len(b.requests) == 7  # zero new calls
-        assert [r.text for r in again] == [r.text for r in first] and all(r.cached for r in again)
-        assert Lake(home).read("llm_calls").height == 7
+        assert [r.text for r in again] == [r.text for r in first] + [first[0].text] and all(r.cached for r in again)
+        # the rerun's batch records what the cache served: one cache row per request hash, nothing called
+        ledger = Lake(home).read("llm_calls")
+        cache_rows = ledger.filter(pl.col("cache_hits") > 0)
+        assert ledger.height == 14 and cache_rows.height == 7 and cache_rows["cache_hits"].sum() == 8
+        assert cache_rows["response"].is_null().all() and (cache_rows["attempts"] == 0).all()
+        assert cache_rows["latency_ms"].is_null().all() and cache_rows["cost_usd"].is_null().all()
+        assert cache_rows.filter(pl.col("request_hash") == first[0].request_hash)["cache_hits"].item() == 2
+        # and a third job still answers from the first job's calls, never from a cache row
+        with LLMClient(home, config(fake), job_run_id="t") as llm:
+            assert [r.text for r in llm.complete_many(reqs(7))] == [r.text for r in first] and llm.calls_made == 0
     # the request hash covers the full request: another temperature or model is another call
     body = reqs(1)[0].body("fake-model")
     assert request_hash(body) != request_hash({**body, "temperature": 0.5})

@@ -53,7 +53,8 @@ def lance_matrix(home: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def replies(lake: Lake) -> dict[str, list[str]]:
     """Question text -> the passages the LLM ledger holds for it, by seed (successful calls only)."""
     out: dict[str, dict[int, str]] = {}
-    for req, resp in lake.read("llm_calls").filter(pl.col("error").is_null()).select("request", "response").iter_rows():
+    calls = lake.read("llm_calls").filter(pl.col("error").is_null() & pl.col("response").is_not_null())
+    for req, resp in calls.select("request", "response").iter_rows():
         body = json.loads(req)
         user = body["messages"][-1]["content"]
         q = next(t for t in TEXT.values() if f"Question: {t}" in user)
@@ -115,7 +116,9 @@ def test_multi_hyde_makes_n_distinct_calls_reruns_from_cache_and_fuses(toy: Lake
         fused = run_retrieval(h, DATASET, "multi_hyde", k=10, chunker_id=FLAT, hyde_n=3, hyde_fusion="rrf",
                               rrf_k=60, llm_config=cfg(fake), progress=False)
         assert len(b.requests) == 15 and fused["run_id"] != mean["run_id"]  # same passages, another config
-    assert toy.read("llm_calls").height == 15
+    ledger = toy.read("llm_calls")
+    # 15 calls; the two re-runs' 30 requests were served from the cache (cache rows, one per request hash)
+    assert ledger.filter(pl.col("cache_hits") == 0).height == 15 and ledger["cache_hits"].sum() == 30
     m, ids, _ = lance_matrix(h)
     emb = load_embedder()
     passages = replies(toy)
