@@ -15,9 +15,9 @@
         {%- for column, metric in metric_columns('retrieval') %}
         {%- set where = 'question_in_run' ~ (' and not gold_without_content'
                                               if metric in var('retrieval_exclude_without_content') else '') %}
-        {{ exact_partial_sum(column, where=where) }} as {{ metric }}__sum,
+        {{ exact_sum(column, where=where) }} as {{ metric }}__sum,
         count({{ column }}) filter (where {{ where }}) as {{ metric }}__n,
-        {{ exact_partial_sum(column) }} as {{ metric }}__sum_complete,
+        {{ exact_sum(column) }} as {{ metric }}__sum_complete,
         count({{ column }}) as {{ metric }}__n_complete{{ "," if not loop.last }}
         {%- endfor %}
 {% endmacro %}
@@ -33,8 +33,8 @@
         cast(sum(n_questions_without_content) as bigint) as n_questions_without_content,
         cast(sum(n_questions_complete) as bigint) as n_questions_complete,
         {%- for column, metric in metric_columns('retrieval') %}
-        {{ exact_sum_mean(metric ~ '__sum', metric ~ '__n') }} as {{ metric }}__mean,
-        {{ exact_sum_mean(metric ~ '__sum_complete', metric ~ '__n_complete') }} as {{ metric }}__mean_complete
+        {{ exact_mean(metric ~ '__sum', metric ~ '__n') }} as {{ metric }}__mean,
+        {{ exact_mean(metric ~ '__sum_complete', metric ~ '__n_complete') }} as {{ metric }}__mean_complete
         {{- "," if not loop.last }}
         {%- endfor %}
 {% endmacro %}
