@@ -69,11 +69,14 @@ def now_utc() -> datetime:
 class Slices:
     """One frame of a landing given as slices (see the module docstring): `parts`, Parquet files of the frame's rows
     (with `_file` / `_line` when the rows have them), each read, validated and written on its own, in order; `by`,
-    the columns the rows were sliced by (no value of them in two parts); `height`, the rows of all parts."""
+    the columns the rows were sliced by (no value of them in two parts). Its rows are counted as they are landed."""
 
     parts: Sequence[Path]
     by: tuple[str, ...]
-    height: int
+
+    def is_empty(self) -> bool:
+        """No slice had a row (as `pl.DataFrame.is_empty`: callers skip empty frames of either kind alike)."""
+        return not self.parts
 
 
 @dataclass(frozen=True)
@@ -239,7 +242,8 @@ class Lake:
         journal.unlink()
         shutil.rmtree(stage, ignore_errors=True)
         return [
-            Landing(c.name, value, staged_parts.get((c.name, value), frame.height), self.partition_path(c.name, value))
+            Landing(c.name, value, staged_parts[(c.name, value)] if isinstance(frame, Slices) else frame.height,
+                    self.partition_path(c.name, value))
             for c, value, frame in prepared
         ]
 

@@ -68,11 +68,30 @@ def write_slice(frame: pl.DataFrame, work: Path, name: str, index: int) -> Path:
     return path
 
 
+class SlicedLanding:
+    """What a file read in `n_slices` slices lands as: the one frame of a file read whole (one slice, as small files
+    always were), else each slice's rows as a part file in the job's work dir, landed as `Slices` sliced `by`."""
+
+    def __init__(self, n_slices: int, work: Path, name: str, by: tuple[str, ...]) -> None:
+        self.n_slices, self.work, self.name, self.by = n_slices, work, name, by
+        self._whole: pl.DataFrame | None = None
+        self._parts: list[Path] = []
+
+    def add(self, index: int, frame: pl.DataFrame) -> None:
+        if self.n_slices == 1:
+            self._whole = frame
+        elif frame.height:  # a slice no question hashed to writes no part file
+            self._parts.append(write_slice(frame, self.work, self.name, index))
+
+    def frame(self) -> pl.DataFrame | Slices:
+        return self._whole if self._whole is not None else Slices(self._parts, self.by)
+
+
 def land(lake: Lake, frames: list[tuple[str, str, pl.DataFrame | Slices]],
          fields: dict[str, dict[str, str]] | None = None) -> None:
     """One call: the lake validates every frame first and lands all of them or none. `fields`: per table, how the
     input names a contract column, so a validation error names the input's field (see `Lake.land`)."""
-    landed = lake.land([f for f in frames if f[2].height], fields=fields)
+    landed = lake.land([f for f in frames if not f[2].is_empty()], fields=fields)
     by_table: dict[str, list] = defaultdict(list)
     for x in landed:
         by_table[x.table].append(x)

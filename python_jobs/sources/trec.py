@@ -12,9 +12,10 @@ from pydantic import Field
 from python_jobs.core.console import say
 from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError
-from python_jobs.core.lake import Lake, Slices, check_id
+from python_jobs.core.lake import Lake, check_id
 from python_jobs.sources.landing import (
     BLOCK_BYTES,
+    SlicedLanding,
     check_frame_duplicates,
     existing_ids,
     file_digest,
@@ -119,7 +120,7 @@ def ingest_trec_qrels(lake: Lake, path: Path, dataset: str) -> None:
     with lake.work_dir() as work:
         slices = _trec_slices(path, TrecQrel, TREC_QREL_SCHEMA, ["topic", "docno", "rel"], False,
                               slice_count(n_lines), work)
-        frames, parts, rows = [], [], 0
+        evidence_out = SlicedLanding(len(slices), work, "evidence", ("question_id",))
         for i, read in enumerate(slices):
             parsed = read()
             check_frame_duplicates(parsed, ["topic", "docno"], str(path), "docno", "judgment (topic, docno)")
@@ -134,13 +135,8 @@ def ingest_trec_qrels(lake: Lake, path: Path, dataset: str) -> None:
                 "_line",
             ).to_dict())
             del parsed
-            rows += evidence.height
-            if len(slices) == 1:
-                frames.append(evidence)
-            elif evidence.height:  # a slice no topic hashed to writes no part file
-                parts.append(write_slice(evidence, work, "evidence", i))
-        land(lake, [("evidence", dataset, frames[0] if frames else Slices(parts, ("question_id",), rows))],
-             fields=QRELS_FIELDS)
+            evidence_out.add(i, evidence)
+        land(lake, [("evidence", dataset, evidence_out.frame())], fields=QRELS_FIELDS)
 
 
 def ingest_trec_run(lake: Lake, path: Path, dataset: str, run_id: str, fmt: str, only_known_questions: bool) -> None:
@@ -182,7 +178,7 @@ def ingest_trec_run(lake: Lake, path: Path, dataset: str, run_id: str, fmt: str,
         chunks = lake.read("chunks", where={"dataset": dataset},
                            columns=["chunk_id", "doc_id", "chunker_id", "page_start", "page_end"])
 
-        whole, parts = None, []
+        results_out = SlicedLanding(len(slices), work, "results", ("question_id",))
         rows, k, n_questions, skipped_rows, skipped_topics, chunkers = 0, 0, 0, 0, 0, set()
         for i, read in enumerate(slices):
             parsed = read()
@@ -202,10 +198,7 @@ def ingest_trec_run(lake: Lake, path: Path, dataset: str, run_id: str, fmt: str,
             rows += results.height
             n_questions += results["question_id"].n_unique()
             k = max(k, int(results["rank"].max() or 0))
-            if len(slices) == 1:
-                whole = results
-            elif results.height:
-                parts.append(write_slice(results, work, "results", i))
+            results_out.add(i, results)
             del results
         if known_questions is not None:
             say(f"skipped {skipped_rows} rows of {skipped_topics} questions not in dataset {dataset!r}")
@@ -232,8 +225,7 @@ def ingest_trec_run(lake: Lake, path: Path, dataset: str, run_id: str, fmt: str,
             "config_hash": sha, "config_id": sha, "source": "trec",
         }
         land(lake, [("retrieval_runs", run_id, contract("retrieval_runs").frame([run_row])),
-                    ("retrieval_results", run_id,
-                     whole if whole is not None else Slices(parts, ("question_id",), rows))],
+                    ("retrieval_results", run_id, results_out.frame())],
              fields={"retrieval_results": {"question_id": topic_field, "chunk_id": doc_field, "doc_id": doc_field}})
     say(f"run {run_id}: {n_questions} questions, {rows} results, k={run_row['k']}")
 

@@ -354,7 +354,7 @@ def doc_slices(tmp: Path, n_parts: int, per_part: int, title: str = "t") -> lake
                                        pl.Series("_line", [i * per_part + j + 1 for j in range(per_part)]))
         paths.append(tmp / f"slice-{i}.parquet")
         frame.write_parquet(paths[-1])
-    return lake_mod.Slices(paths, ("doc_id",), n_parts * per_part)
+    return lake_mod.Slices(paths, ("doc_id",))
 
 
 def test_slices_land_as_part_files_of_one_partition(home: Path, tmp_path: Path) -> None:
@@ -390,7 +390,7 @@ def test_slices_must_not_share_a_value_of_the_slicing_columns(home: Path, tmp_pa
     with pytest.raises(lake_mod.JobError, match="in two slices"):
         Lake(home).land([("documents", "a", sliced)])
     with pytest.raises(lake_mod.JobError, match="does not contain"):  # slicing columns outside the key
-        Lake(home).land([("documents", "b", lake_mod.Slices(sliced.parts, ("title",), 4))])
+        Lake(home).land([("documents", "b", lake_mod.Slices(sliced.parts, ("title",)))])
     assert Lake(home).partitions("documents") == []
 
 
@@ -411,7 +411,7 @@ while True:
                               "doc_type": ["10-K"] * n, "has_content": [True] * n, "title": [str(i)] * n})
         paths.append(work / f"{i}-{p}.parquet")
         frame.write_parquet(paths[-1])
-    lake.land([("documents", "a", Slices(paths, ("doc_id",), n * parts))])
+    lake.land([("documents", "a", Slices(paths, ("doc_id",)))])
 """
 
 
