@@ -18,7 +18,7 @@ from python_jobs.core.console import say
 from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake, check_id
-from python_jobs.sources.landing import check_duplicates, existing_ids, file_sha256, land
+from python_jobs.sources.landing import check_duplicates, existing_ids, file_digest, land
 from python_jobs.sources.lines import _Record, read_jsonl
 
 
@@ -277,7 +277,8 @@ def ingest_financebench_answers(lake: Lake, paths: tuple[Path, ...], label_set: 
         run_rows.append({
             "run_id": run_id, "dataset": dataset, "retrieval_run_id": None, "model": first.model_name,
             "eval_mode": first.eval_mode, "prompt_template": None,
-            "params": json.dumps({"temp": first.temp, "source_file": f.name, "sha256": file_sha256(f)}, sort_keys=True),
+            "params": json.dumps({"temp": first.temp, "source_file": f.name, "sha256": file_digest(f)[0]},
+                                 sort_keys=True),
             "_file": str(f), "_line": first_line,
         })
     # a label set is one partition: keep its labels of runs not in this load, replace those of runs that are

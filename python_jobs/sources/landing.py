@@ -28,14 +28,6 @@ SLICE_ROWS = 5_000_000
 BLOCK_BYTES = 64 * 2**20  # a sliced file is read in blocks of about this size
 
 
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def file_digest(path: Path) -> tuple[str, int]:
     """The file's sha256 and its number of lines (one read)."""
     h, lines, last = hashlib.sha256(), 0, b""

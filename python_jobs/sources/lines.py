@@ -105,9 +105,14 @@ def _json_key_at(text: str, pos: int) -> str:
 def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
     with open(path, "rb") as fh:
         for i, raw in enumerate(fh, start=1):
-            if i == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]
-            yield i, raw.rstrip(b"\r\n")
+            yield i, _raw_line(i, raw)
+
+
+def _raw_line(number: int, raw: bytes) -> bytes:
+    """A line's bytes as the readers take them: without its line end, and without the file's UTF-8 BOM on line 1."""
+    if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    return raw.rstrip(b"\r\n")
 
 
 def _decode(raw: bytes, file: str, line: int, field_of_replaced) -> str:
@@ -289,9 +294,7 @@ def block_lines(first: int, block: bytes) -> Iterator[tuple[int, bytes]]:
     if parts and parts[-1] == b"":
         parts.pop()
     for i, raw in enumerate(parts, start=first):
-        if i == 1 and raw.startswith(b"\xef\xbb\xbf"):
-            raw = raw[3:]
-        yield i, raw.rstrip(b"\r\n")
+        yield i, _raw_line(i, raw)
 
 
 def read_whitespace_frame(path: str | Path | bytes, schema: Mapping[str, pl.DataType],
