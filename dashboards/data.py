@@ -690,17 +690,28 @@ def diagnose(home: Path, what: str, datasets_: Sequence[str] | None = None) -> t
 
 # ------------------------------------------------------------------------------------------ drill-down (diagnosis)
 
-def first_gold_ranks(chunks: pl.DataFrame) -> pl.DataFrame:
+def first_gold_ranks(home: Path, question_id: str, chunks: pl.DataFrame) -> pl.DataFrame:
     """Per retrieval run of retrieved_chunks' frame: the rank of the first gold unit at chunk, page and document
-    granularity (the marks fct_retrieval_results_judged gives, not re-decided; null: no gold unit retrieved), the
-    hits among the results and the results."""
-    return chunks.group_by("run_id", maintain_order=True).agg(
-        pl.col("chunk_rank").filter(pl.col("chunk_hit")).min().alias("first_gold_chunk"),
-        pl.col("page_rank").filter(pl.col("page_hit")).min().alias("first_gold_page"),
-        pl.col("doc_rank").filter(pl.col("doc_hit")).min().alias("first_gold_doc"),
-        pl.col("chunk_hit").sum().cast(pl.Int64).alias("hits"),
-        pl.len().cast(pl.Int64).alias("results"),
-    )
+    granularity in the run's whole ranking (fct_retrieval_question_scores.first_relevant_rank at k = 0, the rank RR
+    is computed from; null: none retrieved, or the question is not judged at that granularity), then the hits among
+    the results shown and the results shown."""
+    shown = chunks.group_by("run_id", maintain_order=True).agg(
+        pl.col("chunk_hit").sum().cast(pl.Int64).alias("hits"), pl.len().cast(pl.Int64).alias("results"))
+    runs, params = _in_list("run_id", shown["run_id"].to_list())
+    ranks = query(home, f"""
+        select run_id,
+               min(first_relevant_rank) filter (where granularity = 'chunk') as first_gold_chunk,
+               min(first_relevant_rank) filter (where granularity = 'page') as first_gold_page,
+               min(first_relevant_rank) filter (where granularity = 'doc') as first_gold_doc
+        from fct_retrieval_question_scores
+        where question_id = ? and k = 0 and {runs}
+        group by run_id
+    """, [question_id, *params], marts=["fct_retrieval_question_scores"])
+    if ranks is None:
+        ranks = pl.DataFrame(schema={"run_id": pl.String, "first_gold_chunk": pl.Int32, "first_gold_page": pl.Int32,
+                                     "first_gold_doc": pl.Int32})
+    return shown.join(ranks, on="run_id", how="left").select(
+        "run_id", "first_gold_chunk", "first_gold_page", "first_gold_doc", "hits", "results")
 
 
 def prompt_chunks(home: Path, dataset: str, question_id: str) -> pl.DataFrame | None:

@@ -80,11 +80,13 @@ st.header("Retrieval")
 if chunks is None or chunks.is_empty():
     st.write("No retrieval run retrieved for this question.")
 else:
-    st.caption("Per run: the rank of the first gold unit at each granularity (— = none retrieved), as the metrics "
-               "judge them (fct_retrieval_results_judged): hit = the chunk is relevant (named by the gold evidence, or "
-               "covering a gold page of the gold document); page = it covers a gold page; doc = its document is a "
-               "gold document; in prompt = an answer run of this retrieval run put it into the prompt.")
-    ranks = data.first_gold_ranks(chunks).with_columns(
+    st.caption("Per run: the rank of the first gold unit at each granularity in the whole ranking (— = none "
+               "retrieved), the rank RR is computed from (fct_retrieval_question_scores); hits and results count the "
+               "results shown. In the tables, as the metrics judge them (fct_retrieval_results_judged): hit = the "
+               "chunk is relevant (named by the gold evidence, or covering a gold page of the gold document); page = "
+               "it covers a gold page; doc = its document is a gold document; in prompt = an answer run of this "
+               "retrieval run put it into the prompt.")
+    ranks = data.first_gold_ranks(home, question_id, chunks).with_columns(
         pl.col("run_id").map_elements(lambda r: labels.get(r, r), return_dtype=pl.String).alias("run"))
     ui.show_table(ranks.select("run", "first_gold_chunk", "first_gold_page", "first_gold_doc", "hits", "results",
                                "run_id"))

@@ -222,6 +222,7 @@ final as (
             else 0.0
         end as ap_retrieved,
         case when evaluated.first_hit_rank is not null then 1.0 / evaluated.first_hit_rank else 0.0 end as rr,
+        cast(evaluated.first_hit_rank as integer) as first_relevant_rank,
         case when evaluated.ideal_dcg > 0 then evaluated.dcg / evaluated.ideal_dcg else 0.0 end as ndcg,
         -- P@k divides by k even when fewer were retrieved; P over the whole ranking divides by the number retrieved
         case

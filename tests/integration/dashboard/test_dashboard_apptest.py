@@ -226,14 +226,20 @@ def test_drilldown(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
     evidence = table(at, 0)
     assert [(r["doc_id"], r["page_number"]) for r in evidence] == \
         [(d, str(p)) for d, p in zip(gold["doc_id"], gold["page_number"], strict=True)]
-    # the rank of the first gold unit per run and granularity, as fct_retrieval_results_judged marks them
+    # the rank of the first gold unit per run and granularity: the rank RR is computed from (k = 0), which the
+    # results shown (as fct_retrieval_results_judged marks them) agree with when it is among them
     judged = mart(dash.home, "fct_retrieval_results_judged").filter(pl.col("question_id") == qid)
+    scores = mart(dash.home, "fct_retrieval_question_scores").filter(
+        (pl.col("question_id") == qid) & (pl.col("k") == 0))
     ranks = table(at, 1)
     for run in (dash.facts["bm25"], dash.facts["oracle"]):
         rows = judged.filter(pl.col("run_id") == run)
         row = row_of(ranks, run_id=run)
-        assert row["first_gold_chunk"] == str(rows.filter(pl.col("is_chunk_relevant"))["chunk_rank"].min())
-        assert row["first_gold_doc"] == str(rows.filter(pl.col("is_doc_relevant"))["doc_rank"].min())
+        for granularity, mark, rank in (("chunk", "is_chunk_relevant", "chunk_rank"),
+                                        ("doc", "is_doc_relevant", "doc_rank")):
+            first = scores.filter((pl.col("run_id") == run) & (pl.col("granularity") == granularity))
+            assert row[f"first_gold_{granularity}"] == str(first["first_relevant_rank"].item())
+            assert row[f"first_gold_{granularity}"] == str(rows.filter(pl.col(mark))[rank].min())
         assert row["results"] == str(rows.height)
     # one table per retrieval run, labelled by what the run is, hits marked; the RAG run's prompt chunks marked
     headers = [s.value for s in at.subheader[1:]]
