@@ -299,11 +299,9 @@ class LLMClient:
     def _record_cache_hit(self, req: ChatRequest, request_hash: str) -> None:
         """Count a request served from the cache: one cache row per request hash and batch (the ledger's key), no
         tokens, latency or cost (nothing was called); mart_llm_costs counts them as cached calls."""
+        # the columns it leaves out land as nulls (contract frame + lake)
         row = self._pending_hits.setdefault(request_hash, {
-            "request_hash": request_hash, "model": self.model, "purpose": req.purpose, "request": None,
-            "response": None, "prompt_tokens": None, "completion_tokens": None, "latency_ms": None, "cost_usd": None,
-            "error": None, "attempts": 0, "cache_hits": 0,
-        })
+            "request_hash": request_hash, "model": self.model, "purpose": req.purpose, "attempts": 0, "cache_hits": 0})
         row["cache_hits"] += 1
 
     def flush(self) -> None:
@@ -317,7 +315,7 @@ class LLMClient:
         self.lake.land_one("llm_calls", batch_id, frame)
         self._seq += 1
         for r in rows:
-            if r["error"] is None and r["response"] is not None:
+            if r.get("response") is not None and r["error"] is None:
                 self._cache.setdefault(r["request_hash"], {**r, "created_at": None})
 
     # -- calls ---------------------------------------------------------------------------------------------------

@@ -5,6 +5,8 @@
 -- recorded_cost_usd sums what each call recorded at call time (the seed then). Requests served from the cache made no
 -- call and cost nothing: the ledger's cache rows (attempts 0, cache_hits > 0) count them in n_cached_calls only.
 
+{% set job_pattern = '^(generate-qa|answer|judge|retrieve)-(.+)$' %}
+
 with calls as (
 
     select
@@ -34,23 +36,24 @@ priced_calls as (
 
 ),
 
+-- the job name is `<job>-<subject>`: answer-<dataset>, judge-<answer run>, retrieve-<retriever>,
+-- generate-qa-<dataset>
+named_calls as (
+
+    select
+        *,
+        regexp_extract(job_name, '{{ job_pattern }}', 1) as job_kind,
+        regexp_extract(job_name, '{{ job_pattern }}', 2) as job_subject_name
+    from priced_calls
+
+),
+
 final as (
 
     select
         job_run_id,
-        case
-            when job_name like 'generate-qa-%' then 'generate-qa'
-            when job_name like 'answer-%' then 'answer'
-            when job_name like 'judge-%' then 'judge'
-            when job_name like 'retrieve-%' then 'retrieve'
-            else 'other'
-        end as job,
-        case
-            when job_name like 'generate-qa-%' then substr(job_name, length('generate-qa-') + 1)
-            when job_name like 'answer-%' then substr(job_name, length('answer-') + 1)
-            when job_name like 'judge-%' then substr(job_name, length('judge-') + 1)
-            when job_name like 'retrieve-%' then substr(job_name, length('retrieve-') + 1)
-        end as job_subject,
+        coalesce(nullif(job_kind, ''), 'other') as job,
+        nullif(job_subject_name, '') as job_subject,
         purpose,
         model,
         count(*) filter (where not is_cache_row) as n_calls,
@@ -65,8 +68,8 @@ final as (
         sum(cost_usd) as recorded_cost_usd,
         min(created_at) as first_call_at,
         max(created_at) as last_call_at
-    from priced_calls
-    group by job_run_id, job_name, purpose, model
+    from named_calls
+    group by job_run_id, job_kind, job_subject_name, purpose, model
 
 )
 
