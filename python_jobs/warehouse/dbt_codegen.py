@@ -3,8 +3,9 @@
     models/staging/_lake__sources.yml      the lake as dbt sources (read_parquet over each table's partitions)
     models/staging/_lake__docs.md          one {% docs %} block per table and per column, reused by later layers
     models/staging/stg_lake__<table>.sql   the staging view: every contract column, in contract order
-    models/staging/stg_lake__<table>.yml   its docs and data tests (not_null, unique / unique_key, accepted_values,
-                                           in_range, known_in_dataset / relationships), all from the contract
+    models/staging/stg_lake__<table>.yml   its docs and data tests (not_null_columns, unique / unique_key,
+                                           accepted_values, in_range, known_in_dataset / relationships), all from
+                                           the contract
     models/staging/stg_lake__partitions.*  the lake's load metadata: every partition of every table, its dataset,
                                            rows and newest landing time (what incremental models version runs by)
 
@@ -44,9 +45,7 @@ def _doc_ref(name: str) -> str:
 
 
 def _column_tests(c: Contract, col: Column) -> list[object]:
-    tests: list[object] = []
-    if col.required:
-        tests.append("not_null")
+    tests: list[object] = []  # required columns: one model-level not_null_columns (staging_yml)
     if c.key == (col.name,):
         tests.append("unique")
     if col.accepted:
@@ -73,8 +72,10 @@ def staging_yml(c: Contract) -> dict[str, object]:
         columns.append(entry)
     model: dict[str, object] = {"name": f"stg_lake__{c.name}", "description": _doc_ref(table_doc(c.name)),
                                 "columns": columns}
-    model_tests = [{"unique_key": {"arguments": {"columns": list(cols)}}}
-                   for cols in (c.key, *c.unique) if len(cols) > 1]
+    required = [col.name for col in c.columns if col.required]
+    model_tests: list[object] = [{"not_null_columns": {"arguments": {"columns": required}}}] if required else []
+    model_tests += [{"unique_key": {"arguments": {"columns": list(cols)}}}
+                    for cols in (c.key, *c.unique) if len(cols) > 1]
     if model_tests:
         model["data_tests"] = model_tests
     return {"version": 2, "models": [model]}
@@ -108,21 +109,23 @@ def partitions_sql() -> str:
 
 def partitions_yml() -> dict[str, object]:
     columns = [
-        ("table_name", "varchar", "The lake table.", ["not_null"]),
-        ("partition_column", "varchar", "The table's partition column (load_id, run_id, ...).", ["not_null"]),
-        ("partition_value", "varchar", "The partition (a load or run id).", ["not_null"]),
-        ("dataset", "varchar", "The dataset of the partition's rows; null for tables without a dataset.", []),
-        ("n_rows", "bigint", "Rows in the partition (for that dataset).", ["not_null"]),
-        ("loaded_at", "timestamp with time zone", "When the partition's newest row landed.", ["not_null"]),
+        ("table_name", "varchar", "The lake table.", True),
+        ("partition_column", "varchar", "The table's partition column (load_id, run_id, ...).", True),
+        ("partition_value", "varchar", "The partition (a load or run id).", True),
+        ("dataset", "varchar", "The dataset of the partition's rows; null for tables without a dataset.", False),
+        ("n_rows", "bigint", "Rows in the partition (for that dataset).", True),
+        ("loaded_at", "timestamp with time zone", "When the partition's newest row landed.", True),
     ]
     return {"version": 2, "models": [{
         "name": "stg_lake__partitions",
         "description": ("The lake's load metadata: one row per table x partition x dataset with its rows and newest "
                         "landing time. The incremental retrieval models version each run by the partitions it "
                         "reads (macros/retrieval/retrieval_versions.sql)."),
-        "columns": [{"name": n, "description": d, "data_type": t, **({"data_tests": tests} if tests else {})}
-                    for n, t, d, tests in columns],
-        "data_tests": [{"unique_key": {"arguments": {"columns": ["table_name", "partition_value", "dataset"]}}}],
+        "columns": [{"name": n, "description": d, "data_type": t} for n, t, d, _ in columns],
+        "data_tests": [
+            {"not_null_columns": {"arguments": {"columns": [n for n, _, _, required in columns if required]}}},
+            {"unique_key": {"arguments": {"columns": ["table_name", "partition_value", "dataset"]}}},
+        ],
     }]}
 
 

@@ -8,11 +8,13 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import duckdb
 import polars as pl
 import pytest
 from sklearn.metrics import accuracy_score, cohen_kappa_score
 
 from python_jobs.core.lake import Lake
+from python_jobs.warehouse.dbt_runner import run_dbt
 from support.cli import dbt_build, run_finrag
 from support.fake_llm import Behaviour, FakeLLM
 from support.judge_home import ORACLE, judge, key, oracle_qids, run_id_of
@@ -38,6 +40,22 @@ def test_off_scale_raw_score_fails_the_build(home: Path) -> None:
     proc = run_finrag(home, "build", *select, check=False)
     assert proc.returncode != 0
     assert "in_range_fct_judge_scores_normalized_score" in proc.stdout and "FAIL 1" in proc.stdout
+
+
+
+def test_a_null_in_a_required_column_fails_naming_the_column(home: Path) -> None:
+    land_judgment(home, "in_scale", 2.0)
+    dbt_build(home, "--select", "+fct_judge_scores", "--indirect-selection", "cautious")
+    con = duckdb.connect(str(home / "finrag.duckdb"))
+    con.execute("update fct_judge_scores set judge_model = null, metric = null")  # what a faulty model would write
+    con.close()
+    assert run_dbt(["test", "--select", "fct_judge_scores", "--store-failures"], home=home, quiet=True) != 0
+    # one not_null_columns test for the model, failing with a row per null column: its name and how many
+    [(failures,)] = warehouse_query(home, "select table_schema || '.' || table_name from information_schema.tables "
+                                          "where table_schema like '%dbt_test__audit' "
+                                          "and table_name like 'not_null_columns%'")
+    assert warehouse_query(home, f"select column_name, n_null from {failures} order by 1") == [
+        ("judge_model", 1), ("metric", 1)]
 
 
 def human_class(raw: float) -> str:
