@@ -309,13 +309,13 @@ class LLMClient:
         if not self._pending and not self._pending_hits:
             return
         batch_id = f"{self.job_run_id}-{self._seq:05d}"
-        rows = self._pending + list(self._pending_hits.values())
+        calls, hits = self._pending, list(self._pending_hits.values())
         self._pending, self._pending_hits = [], {}
-        frame = contract("llm_calls").frame(rows)
+        frame = contract("llm_calls").frame(calls + hits)
         self.lake.land_one("llm_calls", batch_id, frame)
         self._seq += 1
-        for r in rows:
-            if r.get("response") is not None and r["error"] is None:
+        for r in calls:  # cache rows answer nothing: only calls that succeeded fill the cache
+            if r["error"] is None and r["response"] is not None:
                 self._cache.setdefault(r["request_hash"], {**r, "created_at": None})
 
     # -- calls ---------------------------------------------------------------------------------------------------
