@@ -42,7 +42,6 @@ def test_off_scale_raw_score_fails_the_build(home: Path) -> None:
     assert "in_range_fct_judge_scores_normalized_score" in proc.stdout and "FAIL 1" in proc.stdout
 
 
-
 def test_a_null_in_a_required_column_fails_naming_the_column(home: Path) -> None:
     land_judgment(home, "in_scale", 2.0)
     dbt_build(home, "--select", "+fct_judge_scores", "--indirect-selection", "cautious")
