@@ -90,14 +90,15 @@ else:
         pl.col("run_id").map_elements(lambda r: labels.get(r, r), return_dtype=pl.String).alias("run"))
     ui.show_table(ranks.select("run", "first_gold_chunk", "first_gold_page", "first_gold_doc", "hits", "results",
                                "run_id"))
+    shown_counts = {r["run_id"]: r for r in ranks.iter_rows(named=True)}  # hits and results, counted once
     prompt_of = {} if in_prompt is None else {
         (r["retrieval_run_id"], r["chunk_id"]): r["answer_run_id"] for r in in_prompt.iter_rows(named=True)}
     for run_id in shown_retrieval:
         run_chunks = chunks.filter(pl.col("run_id") == run_id).with_columns(
             pl.col("chunk_id").map_elements(lambda c, run=run_id: "✓" if (run, c) in prompt_of else "",
                                             return_dtype=pl.String).alias("in_prompt"))
-        n_hits = int(run_chunks["chunk_hit"].sum())
-        st.subheader(f"{labels.get(run_id, run_id)} — {n_hits} hit(s) in {run_chunks.height}")
+        counts = shown_counts[run_id]
+        st.subheader(f"{labels.get(run_id, run_id)} — {counts['hits']} hit(s) in {counts['results']}")
         st.caption(f"`{run_id}`")
         ui.show_table(run_chunks.select(
             pl.col("result_position").alias("rank"),
