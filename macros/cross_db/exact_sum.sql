@@ -25,3 +25,7 @@
     sum, as double; null when the count is 0. -#}
     cast(sum({{ sums }}) as double) / nullif(sum({{ counts }}), 0)
 {%- endmacro %}
+
+{% macro spark__exact_sum(expression, where=none) -%}
+    {{ duckdb__exact_sum(expression, where) }}
+{%- endmacro %}

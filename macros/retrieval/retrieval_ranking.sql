@@ -61,7 +61,7 @@
 
 {% macro page_unit_id(doc_id, page_number) -%}
 {#- A page's unit id at page granularity: `<doc_id>#p<page>` (0-based page). -#}
-    {{ doc_id }} || '#p' || cast({{ page_number }} as varchar)
+    {{ doc_id }} || '#p' || cast({{ page_number }} as string)
 {%- endmacro %}
 
 

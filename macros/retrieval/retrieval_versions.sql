@@ -70,11 +70,11 @@
 {%- set tables = upstream_lake_tables() -%}
     select
         runs.run_id,
-        md5('{{ code_fingerprint() }}|' || coalesce(string_agg(
-            parts.table_name || '/' || parts.partition_value || ':' || cast(parts.n_rows as varchar) || '@'
-                || cast(parts.loaded_at as varchar),
-            ',' order by parts.table_name, parts.partition_value
-        ), '')) as run_version
+        md5('{{ code_fingerprint() }}|' || coalesce({{ ordered_string_agg(
+            "parts.table_name || '/' || parts.partition_value || ':' || cast(parts.n_rows as string) || '@'
+                || cast(parts.loaded_at as string)",
+            "','", ['parts.table_name', 'parts.partition_value']
+        ) }}, '')) as run_version
     from {{ ref('int_retrieval_runs') }} as runs
     left join {{ ref('stg_lake__partitions') }} as parts
         on parts.table_name in ({% for t in tables %}'{{ t }}'{{ ", " if not loop.last }}{% else %}''{% endfor %})
@@ -121,8 +121,11 @@
 
 
 {% macro retrieval_drop_vanished_runs() %}
-{#- post-hook of the incremental retrieval models: a run removed from the lake leaves the marts too. -#}
+{#- post-hook of the incremental retrieval models: a run removed from the lake leaves the marts too (a whole build,
+    and every build on Spark, has only the lake's runs). -#}
+{%- if is_incremental() %}
 delete from {{ this }} where run_id not in (select run_id from {{ ref('int_retrieval_runs') }})
+{%- endif %}
 {% endmacro %}
 
 

@@ -8,7 +8,7 @@
     select
         dataset as question_dataset,
         question_id,
-        {% for dimension in slice_dimensions() %}cast({{ dimension }} as varchar) as {{ dimension }}{{ "," if not loop.last }}
+        {% for dimension in slice_dimensions() %}cast({{ dimension }} as string) as {{ dimension }}{{ "," if not loop.last }}
         {% endfor %}
     from {{ ref('dim_questions') }}
 {% endmacro %}

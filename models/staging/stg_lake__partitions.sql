@@ -59,7 +59,7 @@ with partitions as (
         'qa_inspections' as table_name,
         'inspection_run_id' as partition_column,
         inspection_run_id as partition_value,
-        cast(null as varchar) as dataset,
+        cast(null as string) as dataset,
         count(*) as n_rows,
         max(created_at) as loaded_at
     from {{ source('lake', 'qa_inspections') }}
@@ -99,7 +99,7 @@ with partitions as (
         'answers' as table_name,
         'run_id' as partition_column,
         run_id as partition_value,
-        cast(null as varchar) as dataset,
+        cast(null as string) as dataset,
         count(*) as n_rows,
         max(created_at) as loaded_at
     from {{ source('lake', 'answers') }}
@@ -109,7 +109,7 @@ with partitions as (
         'judge_runs' as table_name,
         'judge_run_id' as partition_column,
         judge_run_id as partition_value,
-        cast(null as varchar) as dataset,
+        cast(null as string) as dataset,
         count(*) as n_rows,
         max(created_at) as loaded_at
     from {{ source('lake', 'judge_runs') }}
@@ -119,7 +119,7 @@ with partitions as (
         'judgments' as table_name,
         'judge_run_id' as partition_column,
         judge_run_id as partition_value,
-        cast(null as varchar) as dataset,
+        cast(null as string) as dataset,
         count(*) as n_rows,
         max(created_at) as loaded_at
     from {{ source('lake', 'judgments') }}
@@ -129,7 +129,7 @@ with partitions as (
         'human_labels' as table_name,
         'label_set' as partition_column,
         label_set as partition_value,
-        cast(null as varchar) as dataset,
+        cast(null as string) as dataset,
         count(*) as n_rows,
         max(created_at) as loaded_at
     from {{ source('lake', 'human_labels') }}
@@ -139,7 +139,7 @@ with partitions as (
         'llm_calls' as table_name,
         'batch_id' as partition_column,
         batch_id as partition_value,
-        cast(null as varchar) as dataset,
+        cast(null as string) as dataset,
         count(*) as n_rows,
         max(created_at) as loaded_at
     from {{ source('lake', 'llm_calls') }}

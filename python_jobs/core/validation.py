@@ -84,6 +84,8 @@ FINGERPRINT_MAX_BYTES = 32 * 2**20
 def gx() -> Any:
     """The great_expectations module, imported on first use (3-4.5 s)."""
     warnings.filterwarnings("ignore", module=r"great_expectations(\..*)?$")
+    # with the Spark extra installed GX imports pyspark, which warns that it predates pandas 3 (the jobs never use it)
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
     import great_expectations
     from great_expectations.execution_engine import pandas_execution_engine
 

@@ -92,7 +92,7 @@ def partitions_sql() -> str:
     """One row per table x partition x dataset: the lake's own load metadata, read from the partitions themselves."""
     selects = []
     for c in CONTRACTS.values():
-        dataset = "dataset" if "dataset" in c.schema else "cast(null as varchar) as dataset"
+        dataset = "dataset" if "dataset" in c.schema else "cast(null as string) as dataset"
         group = f"{c.partition}, dataset" if "dataset" in c.schema else c.partition
         selects.append(
             f"    select\n        '{c.name}' as table_name,\n        '{c.partition}' as partition_column,\n"

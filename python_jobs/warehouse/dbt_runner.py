@@ -16,18 +16,22 @@ def dbt_command() -> list[str]:
 
 
 def run_dbt(args: list[str], home: str | os.PathLike[str] | None = None, quiet: bool = False,
-            env: dict[str, str] | None = None) -> int:
-    """Run `dbt <args>` against the warehouse at `home` (`env`: extra variables); returns dbt's exit code."""
+            env: dict[str, str] | None = None, target: str | None = None) -> int:
+    """Run `dbt <args>` against the warehouse at `home` (`env`: extra variables; `target`: a profiles.yml output,
+    default its `dev`, DuckDB); returns dbt's exit code. The `spark` target runs dbt inside the process that makes
+    the SparkSession (python_jobs/warehouse/spark_session.py)."""
     h = warehouse_home(home)
     h.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, HOME_ENV: str(h), "DBT_SEND_ANONYMOUS_USAGE_STATS": "False", **(env or {})}
+    launcher = [sys.executable, "-m", "python_jobs.warehouse.spark_session"] if target == "spark" else dbt_command()
     cmd = [
-        *dbt_command(),
+        *launcher,
         *(["--quiet"] if quiet else []),
         *args,
         "--project-dir", str(PROJECT_DIR),
         "--profiles-dir", str(PROJECT_DIR),
         "--target-path", str(h / "dbt_target"),
         "--log-path", str(h / "dbt_logs"),
+        *(["--target", target] if target else []),
     ]
     return subprocess.call(cmd, env=env, cwd=PROJECT_DIR)

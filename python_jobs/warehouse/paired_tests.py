@@ -184,3 +184,30 @@ def register_duckdb_functions(conn) -> None:
     conn.create_function("paired_tests", _arrow_paired_tests,
                          [duckdb.list_type(t.DOUBLE), t.INTEGER, t.INTEGER, t.BIGINT, t.DOUBLE], result,
                          type="arrow", null_handling="special", side_effects=False)
+
+
+def register_spark_functions(spark) -> None:
+    """The same `paired_tests` on a SparkSession, as a pandas UDF returning the struct (python_jobs/warehouse/
+    spark_session.py). An empty or NULL list gives a struct of NULLs (DuckDB: a NULL struct); the model reads its
+    fields, which are NULL either way."""
+    import pandas as pd
+    from pyspark.sql.functions import pandas_udf
+
+    def udf(diffs, resamples, sign_flips, seeds, levels):
+        import pyarrow as pa
+
+        def arrow(s: pd.Series, typ: pa.DataType) -> pa.Array:
+            return pa.array([None if v is None or (not hasattr(v, "__len__") and pd.isna(v)) else
+                             (list(v) if hasattr(v, "__len__") else v) for v in s], type=typ)
+
+        out = _arrow_paired_tests(arrow(diffs, pa.list_(pa.float64())), arrow(resamples, pa.int64()),
+                                  arrow(sign_flips, pa.int64()), arrow(seeds, pa.int64()),
+                                  arrow(levels, pa.float64()))
+        return pd.DataFrame({name: out.field(name).to_pylist() for name in FIELDS})
+
+    # pandas_udf reads the kind of UDF from the signature's type hints (evaluated, not this module's strings)
+    udf.__annotations__ = {**{p: pd.Series for p in ("diffs", "resamples", "sign_flips", "seeds", "levels")},
+                           "return": pd.DataFrame}
+
+    fields = ", ".join(f"{name} {'boolean' if name == 'randomization_exact' else 'double'}" for name in FIELDS)
+    spark.udf.register("paired_tests", pandas_udf(udf, f"struct<{fields}>"))

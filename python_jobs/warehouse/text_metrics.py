@@ -321,6 +321,44 @@ def register_duckdb_functions(conn) -> None:
                              null_handling="special", side_effects=False)
 
 
+# ---- Spark registration -----------------------------------------------------------------------------------------
+def _pandas_rows(fn: Callable[..., object], n_args: int) -> Callable:
+    """Wrap a row function as a Spark pandas UDF body: one Python call per Arrow batch, like the DuckDB wrapper.
+    Missing values reach it as None whatever pandas' missing marker (pandas 3 strings carry NaN)."""
+    import pandas as pd
+
+    def rows(*series: pd.Series) -> pd.Series:
+        cols = [[None if pd.isna(v) else v for v in s] for s in series]
+        return pd.Series([fn(*row) for row in zip(*cols, strict=True)], dtype=object)
+
+    # pandas_udf reads the kind of UDF from the signature's type hints (evaluated, not this module's strings)
+    def one(a):
+        return rows(a)
+
+    def two(a, b):
+        return rows(a, b)
+
+    def three(a, b, c):
+        return rows(a, b, c)
+
+    wrapper = {1: one, 2: two, 3: three}[n_args]
+    wrapper.__annotations__ = {**{p: pd.Series for p in "abc"[:n_args]}, "return": pd.Series}
+    return wrapper
+
+
+def register_spark_functions(spark) -> None:
+    """Register the same metrics on a SparkSession as pandas UDFs (python_jobs/warehouse/spark_session.py). Where
+    DuckDB has a macro with a default tolerance, Spark's numeric_match takes the tolerance always (the models pass
+    it)."""
+    from pyspark.sql.functions import pandas_udf
+
+    for name, (fn, n_args) in SQL_FUNCTIONS.items():
+        spark.udf.register(name, pandas_udf(_pandas_rows(fn, n_args), "double"))
+    spark.udf.register("numeric_match", pandas_udf(_pandas_rows(numeric_match, 3), "double"))
+    spark.udf.register("first_words", pandas_udf(_pandas_rows(
+        lambda text, n: first_words(text, None if n is None else int(n)), 2), "string"))
+
+
 def register_duckdb_macros(conn) -> None:
     """Connection-local SQL macros over the UDFs (dbt-duckdb calls this for every cursor: temp macros do not carry
     over to cursors the way registered functions do)."""

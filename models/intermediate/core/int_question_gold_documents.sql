@@ -45,10 +45,10 @@ gold_documents as (
     select
         dataset,
         question_id,
-        list(distinct doc_id order by doc_id) as gold_doc_ids,
+        {{ ordered_list('doc_id', ['doc_id'], distinct=true) }} as gold_doc_ids,
         min(doc_id) as primary_doc_id,
         count(distinct doc_id) as n_gold_docs,
-        count(distinct doc_id || '#' || coalesce(cast(page_number as varchar), '')) filter (
+        count(distinct doc_id || '#' || coalesce(cast(page_number as string), '')) filter (
             where page_number is not null
         ) as n_gold_pages,
         -- a gold document the lake does not list (TREC qrels without a corpus) is not known to lack content

@@ -32,7 +32,7 @@ point_classes as (
 
     select
         metric,
-        cast(cast(point as integer) as varchar) as class,
+        cast(cast(point as integer) as string) as class,
         cast(point as integer) as class_order,
         point - 0.5 as lower_bound,
         point + 0.5 as upper_bound

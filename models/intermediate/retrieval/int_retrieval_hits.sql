@@ -15,7 +15,7 @@
 
 {{
     config(
-        materialized='incremental',
+        materialized=incremental_materialization(),
         unique_key='run_id',
         incremental_strategy='delete+insert',
         post_hook="{{ retrieval_drop_vanished_runs() }}",

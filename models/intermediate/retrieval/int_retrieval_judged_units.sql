@@ -49,7 +49,7 @@ doc_units as (
 
     select
         dataset,
-        cast(null as varchar) as chunker_id,
+        cast(null as string) as chunker_id,
         question_id,
         split,
         'doc' as granularity,
@@ -64,7 +64,7 @@ page_units as (
 
     select
         dataset,
-        cast(null as varchar) as chunker_id,
+        cast(null as string) as chunker_id,
         question_id,
         split,
         'page' as granularity,
@@ -80,7 +80,7 @@ named_chunk_units as (
 
     select
         dataset,
-        cast(null as varchar) as chunker_id,
+        cast(null as string) as chunker_id,
         question_id,
         split,
         'chunk' as granularity,

@@ -13,7 +13,7 @@
 
 {{
     config(
-        materialized='incremental',
+        materialized=incremental_materialization(),
         unique_key='run_id',
         incremental_strategy='delete+insert',
         post_hook="{{ retrieval_drop_vanished_runs() }}",
@@ -31,7 +31,7 @@ gold_evidence as (
     select
         dataset,
         question_id,
-        string_agg(evidence_text, chr(10) order by evidence_ordinal) as evidence_text
+        {{ ordered_string_agg('evidence_text', 'chr(10)', ['evidence_ordinal']) }} as evidence_text
     from {{ ref('fct_evidence') }}
     where is_relevant and evidence_text is not null and evidence_text <> ''
     group by dataset, question_id

@@ -44,7 +44,7 @@ final as (
     union all
     select
         'judge_model' as grain,
-        cast(null as varchar) as judge_run_id,
+        cast(null as string) as judge_run_id,
         label_set,
         metric,
         judge_model,
@@ -60,13 +60,13 @@ final as (
     union all
     select
         'judge_model_overall' as grain,
-        cast(null as varchar) as judge_run_id,
+        cast(null as string) as judge_run_id,
         label_set,
         metric,
         judge_model,
         rubric,
-        cast(null as varchar) as answer_model,
-        cast(null as varchar) as eval_mode,
+        cast(null as string) as answer_model,
+        cast(null as string) as eval_mode,
         answer_run_id,
         question_id,
         is_scored,

@@ -16,7 +16,7 @@
 
 {{
     config(
-        materialized='incremental',
+        materialized=incremental_materialization(),
         incremental_strategy='append',
         on_schema_change='append_new_columns',
         pre_hook="{{ question_metric_scores_delete_stale() }}",
@@ -111,10 +111,10 @@ generation_long as (
             dataset,
             question_id,
             '{{ metric }}' as metric,
-            cast(null as varchar) as granularity,
+            cast(null as string) as granularity,
             cast(null as integer) as k,
             cast({{ column }} as double) as value,
-            cast(null as varchar) as run_version
+            cast(null as string) as run_version
         from generation_scores
         where {{ column }} is not null
                 {{ "union all" if not loop.last }}
@@ -130,10 +130,10 @@ judge_long as (
         dataset,
         question_id,
         metric,
-        cast(null as varchar) as granularity,
+        cast(null as string) as granularity,
         cast(null as integer) as k,
         cast(normalized_score as double) as value,
-        cast(null as varchar) as run_version
+        cast(null as string) as run_version
     from judge_scores
 
 ),

@@ -147,7 +147,7 @@ compared as (
         count(case when paired.diff <> 0 and (paired.diff > 0) = metrics.higher_is_better then 1 end) as wins,
         count(case when paired.diff = 0 then 1 end) as ties,
         count(case when paired.diff <> 0 and (paired.diff > 0) <> metrics.higher_is_better then 1 end) as losses,
-        list(paired.diff order by paired.question_id) as diffs
+        {{ ordered_list('paired.diff', ['paired.question_id']) }} as diffs
     from paired
     inner join metrics on paired.metric = metrics.metric
     group by paired.run_a, paired.run_b, paired.metric, paired.granularity, paired.k
@@ -213,7 +213,7 @@ comparisons as (
         run_a,
         run_b,
         metric,
-        cast(null as varchar) as granularity,
+        cast(null as string) as granularity,
         cast(null as integer) as k
     from judge_exclusions
 

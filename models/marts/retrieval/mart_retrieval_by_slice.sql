@@ -9,7 +9,7 @@
 
 {{
     config(
-        materialized='incremental',
+        materialized=incremental_materialization(),
         unique_key='run_id',
         incremental_strategy='delete+insert',
         post_hook="{{ retrieval_drop_vanished_runs() }}",
@@ -123,7 +123,7 @@ labelled_slices as (
         case
             when topic_l2__grouped = 0 and task__grouped = 0 then topic_l2 || ' x ' || task
             {%- for dimension in dimensions %}
-            when {{ dimension }}__grouped = 0 then cast({{ dimension }} as varchar)
+            when {{ dimension }}__grouped = 0 then cast({{ dimension }} as string)
             {%- endfor %}
         end as dimension_value
     from slice_means
