@@ -15,6 +15,6 @@
     inner join {{ ref('int_retrieval_judged_units') }} as judged
         on judged.dataset = {{ runs }}.dataset
         and (judged.chunker_id is null or judged.chunker_id = {{ runs }}.chunker_id)
-        and ({{ runs }}.question_splits is null or list_contains({{ runs }}.question_splits, judged.split))
+        and ({{ runs }}.question_splits is null or {{ list_has(runs ~ '.question_splits', 'judged.split') }})
     group by {{ runs }}.run_id, judged.question_id, judged.granularity, judged.unit_id
 {%- endmacro %}

@@ -70,10 +70,10 @@
     The same order as a sortable key, largest first (for top-N aggregates: max_by(x, key, n)): the float32 score
     then the unit for imported TREC runs, minus the rank for ours.
 -#}
-    struct_pack(
-        primary_key := case when {{ ranks_by_score }} then {{ score_key }} else -cast({{ rank }} as float) end,
-        tie_key := case when {{ ranks_by_score }} then {{ unit }} else '' end
-    )
+    {{ named_struct({
+        'primary_key': 'case when ' ~ ranks_by_score ~ ' then ' ~ score_key ~ ' else -cast(' ~ rank ~ ' as float) end',
+        'tie_key': 'case when ' ~ ranks_by_score ~ ' then ' ~ unit ~ " else '' end",
+    }) }}
 {%- endmacro %}
 
 
@@ -83,6 +83,10 @@
     score_key, unit_id, rank, doc_id, page_start, page_end, score), in ranking order, with their 1-based
     result_position: a bounded top-N per question (a heap), not a sort of every result.
 -#}
+    {{ return(adapter.dispatch('retrieval_top_results', 'finrag')(results, depth)) }}
+{%- endmacro %}
+
+{% macro default__retrieval_top_results(results, depth) -%}
     with top_lists as (
         select
             run_id,
@@ -111,6 +115,39 @@
         result.page_end as page_end,
         result.score as score,
         cast(result_position as integer) as result_position
+    from unnested
+{%- endmacro %}
+
+{% macro spark__retrieval_top_results(results, depth) -%}
+{#- Spark's max_by takes no count: the question's results sorted by the key, largest first, and cut (the key is
+    unique per run and question, so the order is the same). -#}
+    with top_lists as (
+        select
+            run_id,
+            question_id,
+            slice(sort_array(collect_list(struct(
+                {{ retrieval_rank_key('ranks_by_score', 'score_key', 'unit_id', 'rank') }} as sort_key,
+                struct(rank, unit_id, doc_id, page_start, page_end, score) as result
+            )), false), 1, {{ depth }}) as top
+        from {{ results }}
+        group by run_id, question_id
+    ),
+
+    unnested as (
+        select run_id, question_id, posexplode(top) as (result_index, entry)
+        from top_lists
+    )
+
+    select
+        run_id,
+        question_id,
+        entry.result.rank as rank,
+        entry.result.unit_id as unit_id,
+        entry.result.doc_id as doc_id,
+        entry.result.page_start as page_start,
+        entry.result.page_end as page_end,
+        entry.result.score as score,
+        cast(result_index + 1 as integer) as result_position
     from unnested
 {%- endmacro %}
 
@@ -148,7 +185,7 @@
             question_id,
             doc_id,
             result_position,
-            unnest(generate_series(page_start, coalesce(page_end, page_start))) as page_number
+            {{ unnest_series('page_start', 'coalesce(page_end, page_start)') }} as page_number
         from {{ positioned }}
         where page_start is not null
     ),

@@ -14,6 +14,8 @@ from python_jobs.core.console import say
 from python_jobs.llm.config import LLMConfig
 from python_jobs.qa_generation.tasks import TASKS
 
+TARGETS = ("dev", "spark")  # profiles.yml's outputs
+
 
 def llm_options(model_flag: str = "--llm-model",
                 model_help: str = "Model name at the endpoint (default $FINRAG_LLM_MODEL).") -> Callable[..., Any]:
@@ -93,3 +95,10 @@ def produces(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.echo(result_id if isinstance(result_id, str) else "\n".join(result_id))
 
     return command
+
+
+def target_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`--target`: the profiles.yml output a verb builds or reads (dev: DuckDB; spark: the same project on Spark,
+    README "Scaling")."""
+    return click.option("--target", type=click.Choice(TARGETS), default="dev", show_default=True,
+                        help="The warehouse: dev (DuckDB) or spark (dbt-spark, PySpark local[2]).")(fn)

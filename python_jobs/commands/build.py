@@ -12,6 +12,7 @@ import sys
 
 import click
 
+from python_jobs.commands._options import target_option
 from python_jobs.core.config import warehouse_home
 from python_jobs.core.console import QUIET, VERBOSE, say, verbosity
 from python_jobs.warehouse import build_plan
@@ -24,12 +25,23 @@ from python_jobs.warehouse.publishing import PublishError, built_by_last_run, ex
 @click.option("--all", "build_all", is_flag=True,
               help="Build every model, not only those downstream of the lake tables that changed.")
 @click.option("--unit-tests", is_flag=True, help="Also run dbt's unit tests (the hand-worked cases of the SQL).")
+@target_option
 @click.pass_context
-def command(ctx: click.Context, no_publish: bool, build_all: bool, unit_tests: bool) -> None:
+def command(ctx: click.Context, no_publish: bool, build_all: bool, unit_tests: bool, target: str) -> None:
     """Run `dbt build` (extra arguments go to dbt, e.g. `--select marts`), then publish the marts."""
     home = warehouse_home()
     quiet = verbosity() <= QUIET  # --quiet: dbt's errors only (--verbose: dbt's debug log too)
     args = list(ctx.args)
+    excluded = [] if unit_tests else ["--exclude-resource-type", "unit_test"]
+    debug = ["--debug"] if verbosity() >= VERBOSE else []
+    if target != "dev":
+        # Spark rebuilds every model whole (macros/cross_db/incremental_materialization.sql), so there is no plan
+        # to make; its tables are Parquet already (<home>/spark/warehouse), read by `finrag sql/report --target`
+        code = run_dbt([*debug, "build", *args, *excluded], quiet=quiet, target=target)
+        if code:
+            sys.exit(code)
+        say(f"built the warehouse on {target} under {home / 'spark'}")
+        return
     whole = all(a == "--full-refresh" for a in args)  # a build of everything, with the project's own vars
     snapshot = build_plan.lake_snapshot(home) if whole else None
     select: list[str] = []
@@ -45,10 +57,8 @@ def command(ctx: click.Context, no_publish: bool, build_all: bool, unit_tests: b
             say(f"building {what}: {p.reason}")
     if not whole:
         build_plan.forget(home)  # a subset, or other vars: the next plain build must not trust the record
-    excluded = [] if unit_tests else ["--exclude-resource-type", "unit_test"]
     # same code as the last recorded build, only lake changes: data tests read the rows this build touched
     scope = {"FINRAG_TEST_SCOPE": "touched" if select else "all"}
-    debug = ["--debug"] if verbosity() >= VERBOSE else []
     code = run_dbt([*debug, "build", *args, *select, *excluded], quiet=quiet, env=scope)
     if code:
         sys.exit(code)

@@ -18,6 +18,7 @@ import sys
 import click
 import polars as pl
 
+from python_jobs.commands._options import target_option
 from python_jobs.core.errors import InputError
 from python_jobs.warehouse.reports import GRANULARITIES, leaderboard, slices, trec_lines
 
@@ -33,16 +34,17 @@ from python_jobs.warehouse.reports import GRANULARITIES, leaderboard, slices, tr
                    "topic_l2, topic_l3, company, sector, topic_x_task); repeatable.")
 @click.option("--metric", "metrics", multiple=True, help="table/json: only these metrics (e.g. doc_rec, map).")
 @click.option("--k", "ks", type=int, multiple=True, help="table/json: only these cut-offs (0 = whole ranking).")
+@target_option
 def command(run_id: str, fmt: str, granularity: str | None, complete: bool, dimensions: tuple[str, ...],
-            metrics: tuple[str, ...], ks: tuple[int, ...]) -> None:
+            metrics: tuple[str, ...], ks: tuple[int, ...], target: str) -> None:
     """Print a retrieval run's metrics from the marts (trec_eval format, a table, or JSON)."""
     if fmt == "trec":
         if dimensions or metrics or ks:
             raise InputError("--slice / --metric / --k apply to --format table or json", field="format")
-        for measure, value in trec_lines(run_id, granularity or "chunk", complete):
+        for measure, value in trec_lines(run_id, granularity or "chunk", complete, target):
             click.echo(f"{measure:<22}\tall\t{value}")
         return
-    frame = slices(run_id, dimensions) if dimensions else leaderboard(run_id)
+    frame = slices(run_id, dimensions, target) if dimensions else leaderboard(run_id, target)
     if granularity:
         frame = frame.filter(pl.col("granularity") == granularity)
     if metrics:

@@ -9,6 +9,7 @@ import sys
 import click
 import polars as pl
 
+from python_jobs.commands._options import target_option
 from python_jobs.warehouse.queries import DIALECTS, query, transpile
 
 
@@ -18,12 +19,20 @@ from python_jobs.warehouse.queries import DIALECTS, query, transpile
 @click.option("--dialect", type=click.Choice(DIALECTS), default="duckdb", show_default=True,
               help="The dialect the query is written in; it is transpiled (sqlglot) to the warehouse's.")
 @click.option("--show-sql", is_flag=True, help="Print the query as the warehouse runs it, and do not run it.")
-def command(sql_text: str, fmt: str, dialect: str, show_sql: bool) -> None:
-    """Run one read-only SELECT over the published marts and seeds."""
+@target_option
+def command(sql_text: str, fmt: str, dialect: str, show_sql: bool, target: str) -> None:
+    """Run one read-only SELECT over the published marts and seeds (--target spark: the Spark warehouse's)."""
+    engine = "spark" if target == "spark" else "duckdb"
     if show_sql:
-        click.echo(transpile(sql_text, dialect, "duckdb"))
+        click.echo(transpile(sql_text, dialect, engine))
         return
-    frame = query(sql_text, dialect=dialect)
+    if target == "spark":
+        from python_jobs.warehouse.spark_session import query as spark_query
+
+        # parsed and checked read-only before the session starts
+        frame = spark_query(transpile(sql_text, dialect, engine))
+    else:
+        frame = query(sql_text, dialect=dialect)
     if fmt == "csv":
         sys.stdout.write(frame.write_csv())
     elif fmt == "json":

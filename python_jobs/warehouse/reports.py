@@ -23,11 +23,17 @@ from python_jobs.core.config import warehouse_db, warehouse_home
 from python_jobs.core.errors import InputError
 
 GRANULARITIES = ("chunk", "page", "doc")
+DEFAULT_TARGET = "dev"  # profiles.yml: DuckDB
 
 
-def query_marts(sql: str, params: Sequence[object] = ()) -> pl.DataFrame:
+def query_marts(sql: str, params: Sequence[object] = (), target: str = DEFAULT_TARGET) -> pl.DataFrame:
     """One read-only query of the warehouse's marts on a connection closed at once, so a report never blocks
-    `dbt build` (finrag report, finrag compare)."""
+    `dbt build` (finrag report, finrag compare); on the `spark` target, of the Spark warehouse's tables (the SQL
+    here is written to run on both)."""
+    if target == "spark":
+        from python_jobs.warehouse.spark_session import query
+
+        return query(sql, params)
     db = warehouse_db(warehouse_home())
     if not db.exists():
         raise InputError(f"no warehouse at {db}: run `finrag build` first")
@@ -40,14 +46,15 @@ def query_marts(sql: str, params: Sequence[object] = ()) -> pl.DataFrame:
         con.close()
 
 
-def leaderboard(run_id: str) -> pl.DataFrame:
+def leaderboard(run_id: str, target: str = DEFAULT_TARGET) -> pl.DataFrame:
     frame = query_marts(
         "select run_id, granularity, metric, k, mean, n_questions, mean_complete, n_questions_complete "
         "from mart_retrieval_leaderboard where run_id = ? order by granularity, metric, k",
-        [run_id],
+        [run_id], target,
     )
     if frame.is_empty():
-        known = query_marts("select count(*) as n from mart_retrieval_leaderboard where run_id = ?", [run_id])
+        known = query_marts("select count(*) as n from mart_retrieval_leaderboard where run_id = ?", [run_id],
+                            target)
         raise InputError(
             f"run {run_id!r} has no metrics in mart_retrieval_leaderboard"
             + ("" if known["n"][0] else " (unknown run, no qrels for its questions, or `finrag build` not run since)"),
@@ -56,20 +63,20 @@ def leaderboard(run_id: str) -> pl.DataFrame:
     return frame
 
 
-def trec_measures() -> list[tuple[str, str | None, str | None]]:
+def trec_measures(target: str = DEFAULT_TARGET) -> list[tuple[str, str | None, str | None]]:
     """(metric, trec_eval whole-ranking measure, trec_eval cut measure prefix) of every retrieval metric the
     registry gives a trec_eval name (dim_metrics), in its display order."""
     frame = query_marts(
         "select metric, trec_eval_name, trec_eval_cut_name from dim_metrics where family = 'retrieval' "
-        "and (trec_eval_name is not null or trec_eval_cut_name is not null) order by display_order"
+        "and (trec_eval_name is not null or trec_eval_cut_name is not null) order by display_order", target=target
     )
     return [tuple(row) for row in frame.iter_rows()]
 
 
-def trec_lines(run_id: str, granularity: str, complete: bool) -> list[tuple[str, str]]:
+def trec_lines(run_id: str, granularity: str, complete: bool, target: str = DEFAULT_TARGET) -> list[tuple[str, str]]:
     """(measure, value) pairs: the counts, then each metric's whole-ranking measure and cut measures, metric by
     metric in the registry's order (trec_eval's names; its own output groups them differently)."""
-    board = leaderboard(run_id).filter(pl.col("granularity") == granularity)
+    board = leaderboard(run_id, target).filter(pl.col("granularity") == granularity)
     if board.is_empty():
         raise InputError(f"run {run_id!r} has no {granularity}-level metrics (no qrels at that granularity)",
                          field="granularity")
@@ -78,11 +85,11 @@ def trec_lines(run_id: str, granularity: str, complete: bool) -> list[tuple[str,
         "select sum(n_retrieved) as num_ret, sum(n_relevant) as num_rel, sum(n_relevant_retrieved) as num_rel_ret "
         "from fct_retrieval_question_scores where run_id = ? and granularity = ? and k = 0"
         + ("" if complete else " and question_in_run"),
-        [run_id, granularity],
+        [run_id, granularity], target,
     ).row(0, named=True)
     lines = [("runid", run_id), ("num_q", str(int(board[n_col].max()))),
              *((name, str(int(counts[name] or 0))) for name in ("num_ret", "num_rel", "num_rel_ret"))]
-    for metric, whole, cut in trec_measures():
+    for metric, whole, cut in trec_measures(target):
         means = dict(board.filter(pl.col("metric") == metric).select("k", value_col).iter_rows())
         if whole and 0 in means:
             lines.append((whole, f"{means[0]:.12f}"))
@@ -91,12 +98,12 @@ def trec_lines(run_id: str, granularity: str, complete: bool) -> list[tuple[str,
     return lines
 
 
-def slices(run_id: str, dimensions: Sequence[str]) -> pl.DataFrame:
-    leaderboard(run_id)  # a clear error for an unknown run
+def slices(run_id: str, dimensions: Sequence[str], target: str = DEFAULT_TARGET) -> pl.DataFrame:
+    leaderboard(run_id, target)  # a clear error for an unknown run
     marks = ", ".join("?" for _ in dimensions)
     return query_marts(
         "select run_id, dimension, dimension_value, granularity, metric, k, mean, n_questions, mean_complete, "
         "n_questions_complete from mart_retrieval_by_slice "
         f"where run_id = ? and dimension in ({marks}) order by dimension, dimension_value, granularity, metric, k",
-        [run_id, *dimensions],
+        [run_id, *dimensions], target,
     )

@@ -17,18 +17,24 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import yaml
 from jinja2 import Environment
 
 from python_jobs.core.config import HOME_ENV, PROJECT_DIR, lake_dir, warehouse_home
 from python_jobs.core.contracts import CONTRACTS
+from python_jobs.core.errors import InputError
 from python_jobs.core.lake import ensure_placeholders
 
 TARGET = "spark"
 LAKE_DATABASE = "lake"
+LOG_CONFIG = Path(__file__).with_name("spark_log4j2.properties")
+SPARK_SCHEMA = "finrag"  # profiles.yml's spark output: the schema dbt builds into
 
 
 def spark_conf(home: Path) -> dict[str, str]:
@@ -48,24 +54,47 @@ def spark_conf(home: Path) -> dict[str, str]:
     return {key: env.from_string(str(value)).render() for key, value in params.items()}
 
 
-def session(home: str | os.PathLike[str] | None = None) -> Any:
-    """The SparkSession over `home`'s lake, with the lake views and the project's UDFs."""
+def session(home: str | os.PathLike[str] | None = None, lake_views: bool = True) -> Any:
+    """The SparkSession over `home`'s lake, with the lake views (unless `lake_views` is false: a session that
+    only reads the marts) and the project's UDFs."""
     h = warehouse_home(home)
     # the Python workers that run the UDFs are this interpreter (its packages, the project importable)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     for sub in ("warehouse", "metastore"):
         (h / "spark" / sub).mkdir(parents=True, exist_ok=True)
+    # PySpark 4.3 warns at each import that it predates pandas 3; the UDFs convert missing values themselves
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
     from pyspark.sql import SparkSession
 
+    conf = spark_conf(h)
+    conf["spark.driver.extraJavaOptions"] = " ".join(filter(None, [
+        conf.get("spark.driver.extraJavaOptions"), f"-Dlog4j2.configurationFile=file:{LOG_CONFIG}"]))
     builder = SparkSession.builder.enableHiveSupport()
-    for key, value in spark_conf(h).items():
+    for key, value in conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
-    # the errors reach the user through dbt, without the JVM stack Spark logs beside each
-    spark.sparkContext.setLogLevel("FATAL")
-    create_lake_views(spark, h)
+    if lake_views:
+        create_lake_views(spark, h)
     register_functions(spark)
     return spark
+
+
+def query(sql: str, params: Sequence[object] = (), home: str | os.PathLike[str] | None = None) -> pl.DataFrame:
+    """One query over the Spark warehouse's tables (the `spark` target's schema), as a frame. Files cannot be
+    read by path (`parquet.`/etc/...``): runSQLOnFiles is off for this session, which has no lake views."""
+    spark = session(home, lake_views=False)
+    spark.conf.set("spark.sql.runSQLOnFiles", "false")
+    from pyspark.errors import AnalysisException
+
+    try:
+        spark.sql(f"use {SPARK_SCHEMA}")
+        return pl.from_arrow(spark.sql(sql, args=list(params)).toArrow())
+    except AnalysisException as exc:
+        message = str(exc).splitlines()[0]
+        if "TABLE_OR_VIEW_NOT_FOUND" in message or "SCHEMA_NOT_FOUND" in message:
+            raise InputError(f"a table is missing on Spark ({message}): run `finrag build --target spark`",
+                             field="sql") from None
+        raise InputError(message, field="sql") from None
 
 
 def create_lake_views(spark: Any, home: Path) -> None:

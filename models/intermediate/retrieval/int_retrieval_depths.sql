@@ -77,7 +77,7 @@ covered_pages as (
         run_id,
         question_id,
         doc_id,
-        unnest(generate_series(page_start, page_end)) as page_number
+        {{ unnest_series('page_start', 'page_end') }} as page_number
     from repeated_results
     where page_start is not null
 

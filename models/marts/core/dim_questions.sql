@@ -58,9 +58,9 @@ final as (
         tasks.task_label,
         questions.topic_path,
         -- topic levels as given by the question (zh names), and English from the seed when the path is OmniEval's
-        questions.topic_path[1] as topic_l1,
-        questions.topic_path[2] as topic_l2,
-        questions.topic_path[3] as topic_l3,
+        {{ list_element('questions.topic_path', 1) }} as topic_l1,
+        {{ list_element('questions.topic_path', 2) }} as topic_l2,
+        {{ list_element('questions.topic_path', 3) }} as topic_l3,
         topics.l1_en as topic_l1_en,
         topics.l2_en as topic_l2_en,
         topics.l3_en as topic_l3_en,
@@ -85,7 +85,7 @@ final as (
     left join documents
         on gold_documents.dataset = documents.dataset
         and gold_documents.primary_doc_id = documents.doc_id
-    left join topics on topics.topic_id = array_to_string(questions.topic_path, '/')
+    left join topics on topics.topic_id = {{ list_join('questions.topic_path', "'/'") }}
     left join tasks using (task)
 
 )

@@ -1,0 +1,84 @@
+"""The same dbt project on Spark (profiles.yml's `spark` target, README "Scaling"): every model, data test and unit
+test builds there, and every table equals DuckDB's row for row (floats to 1e-9).
+
+The warehouse is small but covers every mart: the dashboard suites' home (a synthetic corpus with retrieval, answer
+and RAG runs; real FinanceBench questions with two human-labelled answer runs and a judge run) plus trec_eval's own
+test fixture (qrels.test and results.test: 50 topics, about 50,000 ranked results). Both engines build it from
+the same lake; the Spark tables are read straight from their Parquet files (tests/support/spark_equality.py).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from support.cli import run_finrag
+from support.dashboard_home import dashboard_home
+from support.paths import SHARED_DATA
+from support.spark_equality import compare_warehouses, duckdb_tables
+
+MODELS = 56  # the project's models (dbt ls --resource-type model)
+
+
+@pytest.fixture(scope="module")
+def spark_home(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    base = dashboard_home(tmp_path_factory)
+    home = tmp_path_factory.mktemp("spark_target") / "warehouse"
+    shutil.copytree(base.home / "lake", home / "lake")  # the lake only: both warehouses are built here
+    fixtures = SHARED_DATA / "trec_eval_fixtures"
+    run_finrag(home, "ingest", "trec-qrels", str(fixtures / "qrels.test"), "--dataset", "trec_test")
+    run_finrag(home, "ingest", "trec-run", str(fixtures / "results.test"), "--dataset", "trec_test",
+               "--run-id", "STANDARD")
+    run_finrag(home, "build", "--all")
+    built = run_finrag(home, "build", "--target", "spark", "--unit-tests", timeout=1800)
+    results = json.loads((home / "dbt_target" / "run_results.json").read_text())
+    return {"home": home, "facts": base.facts, "results": results, "stderr": built.stderr}
+
+
+def test_every_model_data_test_and_unit_test_runs_on_spark(spark_home: dict) -> None:
+    results = spark_home["results"]["results"]
+    by_kind: dict[str, list[str]] = {}
+    for r in results:
+        by_kind.setdefault(r["unique_id"].split(".")[0], []).append(r["status"])
+    by_kind.pop("operation", None)  # the on-run-end hook (nothing to record on Spark)
+    assert {kind: sorted(set(statuses)) for kind, statuses in by_kind.items()} == {
+        "model": ["success"], "seed": ["success"], "test": ["pass"], "unit_test": ["pass"]}
+    assert len(by_kind["model"]) == MODELS
+    assert len(by_kind["test"]) > 250 and len(by_kind["unit_test"]) > 25
+
+
+def test_every_table_is_equal_on_duckdb_and_spark(spark_home: dict) -> None:
+    home = spark_home["home"]
+    tables = duckdb_tables(home)
+    # every mart and seed, and the incremental intermediate models (tables on both engines)
+    assert len(tables) >= 40
+    filled = {name for name, frame in tables.items() if frame.height}
+    assert {"mart_retrieval_leaderboard", "mart_retrieval_by_slice", "mart_oracle_gap", "fct_judge_scores",
+            "mart_judge_leaderboard", "fct_generation_question_scores", "mart_generation_leaderboard",
+            "mart_run_comparison", "fct_question_metric_scores", "mart_topic_task_matrix",
+            "fct_retrieval_evidence_overlap", "mart_llm_costs"} <= filled
+    assert compare_warehouses(home) == {}
+
+
+def test_sql_and_report_read_the_spark_warehouse(spark_home: dict) -> None:
+    home = spark_home["home"]
+    board = ("select granularity, metric, k, mean, n_questions from mart_retrieval_leaderboard "
+             "where run_id = 'STANDARD' and k in (0, 10) order by granularity, metric, k")
+    on_duckdb = json.loads(run_finrag(home, "sql", board, "--format", "json").stdout)
+    on_spark = json.loads(run_finrag(home, "sql", "--target", "spark", board, "--format", "json").stdout)
+    assert len(on_duckdb) >= 10
+    assert [{k: v for k, v in row.items() if k != "mean"} for row in on_spark] == [
+        {k: v for k, v in row.items() if k != "mean"} for row in on_duckdb]
+    assert [row["mean"] for row in on_spark] == pytest.approx([row["mean"] for row in on_duckdb], abs=1e-9)
+    # trec_eval's layout from the Spark marts: the same lines as from DuckDB's, to 12 decimals
+    trec = run_finrag(home, "report", "--run-id", "STANDARD", "--format", "trec").stdout
+    trec_spark = run_finrag(home, "report", "--target", "spark", "--run-id", "STANDARD", "--format", "trec").stdout
+    assert trec_spark == trec and "map                   \tall\t" in trec
+    # read-only is enforced by parsing, before any session starts
+    refused = run_finrag(home, "sql", "--target", "spark", "insert into dim_metrics select * from dim_metrics",
+                         check=False)
+    assert refused.returncode == 2 and "read-only" in refused.stderr
+    assert "Py4J" not in refused.stderr
+
