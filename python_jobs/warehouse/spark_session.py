@@ -15,6 +15,7 @@ views and the UDFs have to exist on the cluster's side (`finrag spark-setup`-sty
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import warnings
@@ -73,6 +74,8 @@ def session(home: str | os.PathLike[str] | None = None, lake_views: bool = True)
     for key, value in conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
+    # PySpark logs every failed query as JSON with its JVM stack; the error reaches the user through dbt or finrag
+    logging.getLogger("SQLQueryContextLogger").disabled = True
     if lake_views:
         create_lake_views(spark, h)
     register_functions(spark)

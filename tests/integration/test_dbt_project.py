@@ -1,12 +1,10 @@
-"""The dbt project itself: builds on an empty home, seeds, portable SQL, topic tree errors (finrag sql:
+"""The dbt project itself: builds on an empty home, seeds, topic tree errors (finrag sql:
 tests/integration/test_sql.py). The topic seed against the OmniEval tree: tests/unit/sources/test_topic_tree.py."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-
-import sqlglot
 
 from python_jobs.demo.pipeline import leaderboard_queries
 from support.cli import dbt_build
@@ -24,13 +22,7 @@ def test_build_on_an_empty_home_is_green(home: Path, finrag) -> None:
     # the demo's closing leaderboards run on what `finrag sql` reads (the published marts): an empty result here
     for title, sql in leaderboard_queries("demo_synthetic", 5):
         assert json.loads(finrag("sql", sql, "--format", "json").stdout) == [], title
-    # every compiled model parses as DuckDB SQL and transpiles to another engine's dialect (SPEC §2, scale path)
-    compiled = list((home / "dbt_target" / "compiled" / "finrag" / "models").rglob("*.sql"))
-    assert len(compiled) >= 17
-    for path in compiled:
-        sql = path.read_text()
-        for dialect in ("trino", "spark"):
-            assert sqlglot.transpile(sql, read="duckdb", write=dialect), path
+    # that every model also runs on Spark (not merely transpiles) is tests/integration/test_spark_target.py
 
 
 def test_topic_tree_errors_name_the_node(tmp_path: Path, finrag) -> None:
