@@ -42,3 +42,12 @@ def finrag(home: Path):
 def toy(home: Path) -> Lake:
     """The toy retrieval corpus (support/toy_corpus.py), flat and parent-child chunkings, landed in `home`."""
     return land_corpus(home)
+
+
+# the longest single fixture (a whole warehouse built on Spark, minutes on one worker) starts first, so the other
+# worker runs the rest meanwhile instead of both waiting for it at the end
+FIRST = ("tests/integration/test_spark_target.py",)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: not item.nodeid.startswith(FIRST))

@@ -30,7 +30,9 @@ def run_dbt(args: list[str], home: str | os.PathLike[str] | None = None, quiet: 
         *args,
         "--project-dir", str(PROJECT_DIR),
         "--profiles-dir", str(PROJECT_DIR),
-        "--target-path", str(h / "dbt_target"),
+        # another target's manifest, run results and partial-parse state apart from DuckDB's, which the build plan
+        # and publishing read
+        "--target-path", str(h / ("dbt_target" if target in (None, "dev") else f"dbt_target_{target}")),
         "--log-path", str(h / "dbt_logs"),
         *(["--target", target] if target else []),
     ]

@@ -33,7 +33,7 @@ def spark_home(tmp_path_factory: pytest.TempPathFactory) -> dict:
                "--run-id", "STANDARD")
     run_finrag(home, "build", "--all")
     built = run_finrag(home, "build", "--target", "spark", "--unit-tests", timeout=1800)
-    results = json.loads((home / "dbt_target" / "run_results.json").read_text())
+    results = json.loads((home / "dbt_target_spark" / "run_results.json").read_text())
     return {"home": home, "facts": base.facts, "results": results, "stderr": built.stderr}
 
 
