@@ -1,10 +1,14 @@
-"""`finrag retrieve --shard I/N` on the toy corpus (support/toy_corpus.py): three shards of a BM25 run equal the
-unsharded run row for row, each in its own part files of the run's partition with one merged run row; a re-run of
-one shard replaces its files only; a shard of another config is refused, and a malformed --shard is a usage error."""
+"""`finrag retrieve --shard I/N` on the toy corpus (support/toy_corpus.py): three shards landing at once (two
+`finrag retrieve` processes and this one) give the unsharded BM25 run row for row, each shard in its own part files
+of the run's partition, with one merged run row; a re-run of one shard replaces its files only; a shard of another
+config is refused, and a malformed --shard is a usage error."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +16,7 @@ import pytest
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake
 from support.cli import run_finrag
+from support.paths import PROJECT
 from support.shards import RUN_ID, SHARDS, assert_same_rows, partition_files, retrieve
 from support.toy_corpus import DATASET, FLAT, QUESTIONS, land_corpus
 
@@ -23,7 +28,15 @@ def test_retrieve_shards_equal_the_unsharded_run(tmp_path: Path) -> None:
     for home in (whole, sharded):
         land_corpus(home, parent_child=False)
     retrieve(whole)
-    assert sum(int(retrieve(sharded, shard)["questions"]) for shard in SHARDS) == len(QUESTIONS)
+    args = ["retrieve", "--retriever", "bm25", "--dataset", DATASET, "--chunker-id", FLAT, "--k", "3", "--run-id",
+            RUN_ID, "--json"]
+    procs = [subprocess.Popen([sys.executable, "-m", "python_jobs.cli", *args, "--shard", str(shard)], cwd=PROJECT,
+                              env={**os.environ, "FINRAG_HOME": str(sharded)}, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for shard in SHARDS[:2]]
+    n_third = int(retrieve(sharded, SHARDS[2])["questions"])  # meanwhile, in this process
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [err for _, err in outs]
+    assert sum(json.loads(out)["questions"] for out, _ in outs) + n_third == len(QUESTIONS)
 
     assert_same_rows(whole, sharded, "retrieval_results")
     assert assert_same_rows(whole, sharded, "retrieval_runs") == 1
