@@ -14,6 +14,9 @@
   max_words, so dbt and export-answers cut it to its first N words before scoring or export.
 - Calls that finally fail give an answer row with `error` set and no answer (never an empty answer). generation_runs
   and answers land together at the end; the LLM ledger lands progressively, so a killed run resumes from the cache.
+- Sharded (`--shard I/N`, python_jobs/core/shards.py): the question selection (splits, --question-id, --limit, the
+  questions with results) is the whole run's, so the run id and the generation_runs row are the unsharded run's;
+  the shard answers the questions whose question_id falls in its slice and lands them as its part of the run.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake, check_id
 from python_jobs.core.question_sets import select_splits, splits_param
+from python_jobs.core.shards import Shard, select_shard
 from python_jobs.llm.client import ChatRequest, LLMClient, LLMResult, raise_if_all_failed
 from python_jobs.llm.config import LLMConfig
 from python_jobs.llm.prompts import PromptTemplate, load_template, render_prompt
@@ -156,7 +160,7 @@ def load_passages(lake: Lake, dataset: str, retrieval_run_id: str, k: int) -> di
 def run_answers(home: str | None, *, retrieval_run_id: str | None, dataset: str | None, k: int, template: str | None,
                 fuse_template: str, context_tokens: int, max_tokens: int, temperature: float, max_words: int | None,
                 limit: int | None, question_ids: tuple[str, ...], run_id: str | None, config: LLMConfig,
-                ledger_batch: int, splits: tuple[str, ...] | None = None) -> str:
+                ledger_batch: int, splits: tuple[str, ...] | None = None, shard: Shard | None = None) -> str:
     lake = Lake(home)
     closed_book = retrieval_run_id is None
     if not closed_book:
@@ -173,7 +177,8 @@ def run_answers(home: str | None, *, retrieval_run_id: str | None, dataset: str 
     fuse: PromptTemplate = load_template(fuse_template)
     questions = load_questions(lake, dataset, question_ids, limit, splits)
 
-    llm = LLMClient(home, config, job_run_id=f"answer-{dataset}", batch_size=ledger_batch)
+    llm = LLMClient(home, config, job_run_id=f"answer-{dataset}{f'-{shard.tag}' if shard else ''}",
+                    batch_size=ledger_batch)
     mode = "closed_book" if closed_book else "rag"
     params = {"mode": mode, "k": None if closed_book else k, "context_tokens": None if closed_book else context_tokens,
               "max_tokens": max_tokens, "temperature": temperature, "max_words": max_words, "limit": limit,
@@ -190,6 +195,8 @@ def run_answers(home: str | None, *, retrieval_run_id: str | None, dataset: str 
         questions = questions.filter(pl.col("question_id").is_in(list(passages)))
         if questions.height < before:
             say(f"{before - questions.height} questions have no results in {retrieval_run_id!r}: not answered")
+    question_splits = splits_param(splits, questions)  # the whole run's selection, before a shard takes its slice
+    questions = select_shard(questions, "question_id", shard)
     counter = None if closed_book else TokenCounter()
     plans = []
     for q in questions.iter_rows(named=True):
@@ -197,7 +204,7 @@ def run_answers(home: str | None, *, retrieval_run_id: str | None, dataset: str 
         parts = [[]] if closed_book else split_parts(ps, context_tokens, counter)  # type: ignore[arg-type]
         plans.append(Plan(q["question_id"], q["question"], ps, parts))
     n_split = sum(len(p.parts) > 1 for p in plans)
-    say(f"run {run_id}: {len(plans)} questions, {mode}, model {llm.model}"
+    say(f"run {run_id}{f' shard {shard}' if shard else ''}: {len(plans)} questions, {mode}, model {llm.model}"
         + (f", {n_split} over the {context_tokens}-token context budget (split and fused)" if n_split else ""))
 
     def part_messages(plan: Plan, part_index: int) -> tuple[tuple[str, str], ...]:
@@ -250,14 +257,13 @@ def run_answers(home: str | None, *, retrieval_run_id: str | None, dataset: str 
             "error": "; ".join(errors) if errors else None,
         })
     answers = contract("answers").frame(rows)
-    question_splits = splits_param(splits, questions)
     run = contract("generation_runs").frame([{
         "run_id": run_id, "dataset": dataset, "retrieval_run_id": retrieval_run_id, "model": llm.model,
         "eval_mode": mode, "prompt_template": tpl.ref, "max_words": max_words, "question_splits": question_splits,
         "params": json.dumps({**params, "splits": question_splits, "config_hash": digest, "source": "finrag"},
                              sort_keys=True),
     }])
-    lake.land([("generation_runs", run_id, run), ("answers", run_id, answers)])
+    lake.land([("generation_runs", run_id, run), ("answers", run_id, answers)], shard=shard)
     n_failed = answers["error"].is_not_null().sum()
     say(f"landed generation_runs/answers run_id={run_id}: {answers.height} answers ({n_failed} failed); "
         f"LLM calls made {llm.calls_made}, from cache {llm.cache_hits}")

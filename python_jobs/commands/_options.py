@@ -11,6 +11,8 @@ from typing import Any
 import click
 
 from python_jobs.core.console import say
+from python_jobs.core.errors import InputError
+from python_jobs.core.shards import Shard
 from python_jobs.llm.config import LLMConfig
 from python_jobs.qa_generation.tasks import TASKS
 
@@ -45,6 +47,23 @@ def llm_options(model_flag: str = "--llm-model",
         return command
 
     return decorate
+
+
+def shard_option(ids: str) -> Callable[..., Any]:
+    """`--shard I/N` (python_jobs/core/shards.py), parsed into the command's `shard: Shard | None` argument; `ids`
+    names what is sliced (e.g. "question ids")."""
+
+    def parse(ctx: click.Context, param: click.Parameter, value: str | None) -> Shard | None:
+        if value is None:
+            return None
+        try:
+            return Shard.parse(value)
+        except InputError as exc:
+            raise click.BadParameter(exc.detail) from None
+
+    return click.option("--shard", callback=parse, default=None, metavar="I/N",
+                        help=f"Run shard I of N (1 <= I <= N): only the {ids} whose SHA-256 mod N is I-1, landed as "
+                        "this shard's part of the same run (run every shard with the same options).")
 
 
 def sigterm_as_interrupt() -> None:

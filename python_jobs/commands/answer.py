@@ -11,8 +11,9 @@ from __future__ import annotations
 import click
 
 from python_jobs.answers.runs import DEFAULT_CLOSED_TEMPLATE, DEFAULT_FUSE_TEMPLATE, DEFAULT_RAG_TEMPLATE, run_answers
-from python_jobs.commands._options import Produced, llm_options, produces, sigterm_as_interrupt
+from python_jobs.commands._options import Produced, llm_options, produces, shard_option, sigterm_as_interrupt
 from python_jobs.core.question_sets import parse_splits
+from python_jobs.core.shards import Shard
 from python_jobs.llm.config import LLMConfig
 
 
@@ -39,10 +40,11 @@ from python_jobs.llm.config import LLMConfig
               help="LLM calls per landed llm_calls batch (a killed run loses at most one batch).")
 @click.option("--split", "split", default=None,
               help="Comma list of question splits to answer (default: every split except 'dropped').")
+@shard_option("question ids")
 def command(retrieval_run_id: str | None, closed_book: bool, dataset: str | None, k: int, template: str | None,
             fuse_template: str, context_tokens: int, max_tokens: int, temperature: float, max_words: int | None,
             limit: int | None, question_ids: tuple[str, ...], run_id: str | None, llm_config: LLMConfig,
-            ledger_batch: int, split: str | None) -> Produced:
+            ledger_batch: int, split: str | None, shard: Shard | None) -> Produced:
     """Answer a dataset's questions, closed-book or over a retrieval run, and land the answer run."""
     if closed_book == (retrieval_run_id is not None):
         raise click.UsageError("give exactly one of --retrieval-run R or --closed-book --dataset D")
@@ -55,5 +57,5 @@ def command(retrieval_run_id: str | None, closed_book: bool, dataset: str | None
     run_id = run_answers(None, retrieval_run_id=retrieval_run_id, dataset=dataset, k=k, template=template,
                 fuse_template=fuse_template, context_tokens=context_tokens, max_tokens=max_tokens,
                 temperature=temperature, max_words=max_words, limit=limit, question_ids=question_ids, run_id=run_id,
-                config=llm_config, ledger_batch=ledger_batch, splits=parse_splits(split))
+                config=llm_config, ledger_batch=ledger_batch, splits=parse_splits(split), shard=shard)
     return run_id, {"run_id": run_id}

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import click
 
-from python_jobs.commands._options import Produced, produces
+from python_jobs.commands._options import Produced, produces, shard_option
 from python_jobs.core.config import warehouse_home
+from python_jobs.core.shards import Shard
 from python_jobs.corpus.encoders import DEFAULT_EMBEDDER, LONG_TEXT_MODES
 from python_jobs.corpus.indexing import LEVELS, index_chunks
 
@@ -25,8 +26,12 @@ from python_jobs.corpus.indexing import LEVELS, index_chunks
 @click.option("--ann", is_flag=True, help="Also build an IVF_PQ (cosine) index for `retrieve --dense-search ann`.")
 @click.option("--level", type=click.Choice(LEVELS), default="all", show_default=True,
               help="Parent-child partitions: embed only parents (top) or children (child, all parent_child needs).")
+@shard_option("chunk ids")
+@click.option("--threads", type=int, default=None,
+              help="Torch threads for embedding (default: torch's, one per core; N shards on one machine: cores/N).")
 def command(dataset: str, chunker_id: str | None, embedder: str, long_text: str, batch_size: int, ann: bool,
-            level: str) -> Produced:
+            level: str, shard: Shard | None, threads: int | None) -> Produced:
     """Embed a dataset's chunks into LanceDB (only those not embedded yet)."""
-    out = index_chunks(warehouse_home(), dataset, chunker_id, embedder, long_text, batch_size, ann, level)
+    out = index_chunks(warehouse_home(), dataset, chunker_id, embedder, long_text, batch_size, ann, level,
+                       shard=shard, threads=threads)
     return str(out["table"]), out

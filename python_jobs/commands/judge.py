@@ -9,7 +9,15 @@ from __future__ import annotations
 
 import click
 
-from python_jobs.commands._options import Produced, llm_options, parse_rubrics, produces, sigterm_as_interrupt
+from python_jobs.commands._options import (
+    Produced,
+    llm_options,
+    parse_rubrics,
+    produces,
+    shard_option,
+    sigterm_as_interrupt,
+)
+from python_jobs.core.shards import Shard
 from python_jobs.judging.runs import run_judge
 from python_jobs.llm.config import LLMConfig
 
@@ -31,9 +39,11 @@ from python_jobs.llm.config import LLMConfig
 @click.option("--judge-run-id", default=None, help="Judge run id (default: <answer run>-judge-<config hash>).")
 @llm_options("--judge-model", "Judge model at the endpoint (default: $FINRAG_LLM_MODEL or the embedded SmolLM2).")
 @click.option("--ledger-batch", type=int, default=16, show_default=True)
+@shard_option("question ids")
 def command(answer_run_id: str, metrics: str | None, rubric_values: tuple[str, ...],
             limit: int | None, question_ids: tuple[str, ...], max_tokens: int, passage_tokens: int,
-            judge_run_id: str | None, llm_config: LLMConfig, ledger_batch: int) -> Produced:
+            judge_run_id: str | None, llm_config: LLMConfig, ledger_batch: int,
+            shard: Shard | None) -> Produced:
     """Judge an answer run on LLM-judged metrics and land the judge run."""
     if max_tokens < 8 or passage_tokens < 64 or (limit is not None and limit < 1):
         raise click.UsageError("--max-tokens >= 8, --passage-tokens >= 64, --limit >= 1")
@@ -44,5 +54,6 @@ def command(answer_run_id: str, metrics: str | None, rubric_values: tuple[str, .
     judge_run_id = run_judge(None, answer_run_id=answer_run_id, metrics=metric_list,
                              rubrics=parse_rubrics(rubric_values), limit=limit,
                              question_ids=question_ids, max_tokens=max_tokens, passage_tokens=passage_tokens,
-                             judge_run_id=judge_run_id, config=llm_config, ledger_batch=ledger_batch)
+                             judge_run_id=judge_run_id, config=llm_config, ledger_batch=ledger_batch,
+                             shard=shard)
     return judge_run_id, {"judge_run_id": judge_run_id}

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import click
 
-from python_jobs.commands._options import Produced, llm_options, produces
+from python_jobs.commands._options import Produced, llm_options, produces, shard_option
 from python_jobs.core.config import warehouse_home
 from python_jobs.core.question_sets import parse_splits
+from python_jobs.core.shards import Shard
 from python_jobs.corpus.encoders import DEFAULT_EMBEDDER, LONG_TEXT_MODES
 from python_jobs.corpus.vectors import SEARCH_MODES
 from python_jobs.llm.config import LLMConfig
@@ -56,15 +57,18 @@ from python_jobs.retrieval.runs import run_retrieval
 @llm_options()
 @click.option("--split", "split", default=None,
               help="Comma list of question splits to query (default: every split except 'dropped').")
+@shard_option("question ids")
 def command(retriever: str, dataset: str, k: int, condition: str, chunker_id: str | None, embedder: str,
             long_text: str, dense_search: str, first_stage: str | None, reranker: str | None, top_n: int | None,
             rrf_k: int, n_keywords: int, feedback_docs: int, feedback_terms: int, run_id: str | None,
             batch_size: int, hyde_n: int, hyde_fusion: str, llm_temperature: float | None,
-            model_training: str | None, top_pages: int, llm_config: LLMConfig, split: str | None) -> Produced:
+            model_training: str | None, top_pages: int, llm_config: LLMConfig, split: str | None,
+            shard: Shard | None) -> Produced:
     """Run a retriever over a dataset's questions; land retrieval_runs + retrieval_results."""
     out = run_retrieval(warehouse_home(), dataset, retriever, k, condition, chunker_id, embedder, long_text,
                         dense_search, reranker, first_stage, rrf_k, top_n, n_keywords, feedback_docs, feedback_terms,
                         run_id, batch_size, llm_config=llm_config if retriever in LLM_RETRIEVERS else None,
                         hyde_n=hyde_n, hyde_fusion=hyde_fusion, llm_temperature=llm_temperature,
-                        splits=parse_splits(split), model_training=model_training, top_pages=top_pages)
+                        splits=parse_splits(split), model_training=model_training, top_pages=top_pages,
+                        shard=shard)
     return str(out["run_id"]), out

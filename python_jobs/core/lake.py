@@ -23,6 +23,16 @@ slice is validated on its own (its own GX result) and written as its own part fi
 partition directory); the partition is swapped in whole with the landing's other frames, under the same journal, so
 all or nothing still holds. Keys and unique column sets contain the slicing columns and no value of them is in two
 slices (checked), so uniqueness within each slice is uniqueness within the frame. Readers read every part file.
+
+A shard of a sharded job (`land(..., shard=)`, python_jobs/core/shards.py) lands its rows as its own part files of
+the run's partition, `shard-<I>-of-<N>.part-<k>.parquet`, beside the other shards' (same directory level, so dbt's
+`<table>/*/*.parquet` source glob reads them all): its swap moves those files in and removes the files it replaces
+(its own earlier ones, and any of another sharding of the partition: unsharded parts, shards of another N), under
+the same journal, so a killed shard leaves the partition as it was or wholly updated. Keys are checked against the
+other shards' files too. A run-level table (key = its partition column: one row per run) keeps one row: a shard
+replaces the partition with its row merged into the landed one (`shards.merge_run_row`, under the writer lock, so
+shards landing concurrently never lose each other's work). An unsharded landing replaces the whole partition, every
+shard's files included.
 """
 
 from __future__ import annotations
@@ -46,6 +56,7 @@ from python_jobs.core.config import lake_dir, warehouse_home
 from python_jobs.core.console import say
 from python_jobs.core.contracts import CONTRACTS, Contract, Reference, contract
 from python_jobs.core.errors import InputError, JobError
+from python_jobs.core.shards import Shard, merge_run_row
 
 PLACEHOLDER = "__empty__"
 # writer locks this process holds: a read under one must not wait for it (flock is per open file, so a second
@@ -53,6 +64,8 @@ PLACEHOLDER = "__empty__"
 _WRITING = 0
 _SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,199}$")
 _ORIGIN = ("_file", "_line")
+# a partition's part files: part-<k>.parquet (an unsharded landing), shard-<I>-of-<N>.part-<k>.parquet (a shard's)
+_PART = re.compile(r"^(?:shard-(\d+)-of-(\d+)\.)?part-(\d+)\.parquet$")
 
 
 def check_id(value: str, what: str = "id") -> str:
@@ -192,7 +205,8 @@ class Lake:
 
     # ---- writing -------------------------------------------------------------------------------------------
     def land(self, frames: Iterable[tuple[str, str, pl.DataFrame | Slices]],
-             fields: Mapping[str, Mapping[str, str]] | None = None) -> list[Landing]:
+             fields: Mapping[str, Mapping[str, str]] | None = None, shard: Shard | None = None,
+             work: Mapping[str, Mapping[str, str]] | None = None) -> list[Landing]:
         """Validate every (table, partition value, frame), then land them all or none.
 
         The partition column is filled with the partition value and `created_at` with now where absent (one time
@@ -200,6 +214,9 @@ class Lake:
         validated and written in turn, under the writer lock. `fields`: per table, how the input names a contract
         column in error messages (e.g. a TREC run's `topic` for retrieval_results.question_id; a template over the row
         such as `evidence[{evidence_ordinal}].doc_name`).
+
+        `shard`: land as that shard of a sharded job (see the module docstring); `work`: per run-level table, its
+        params keys that are each shard's own (`shards.merge_run_row`).
         """
         now = now_utc()
         prepared: list[tuple[Contract, str, pl.DataFrame | Slices]] = []
@@ -209,30 +226,55 @@ class Lake:
             if isinstance(frame, Slices):
                 _check_slicing(c, frame)
                 prepared.append((c, value, frame))
+            elif shard is not None and is_run_level(c):
+                prepared.append((c, value, frame))  # merged with the landed row under the writer lock, below
             else:
                 prepared.append((c, value, conform_checked(self._stamp(frame, c, value, now), c)))
         # check, stage and swap under the lake's writer lock: two landings never both pass the cross-load key
         # check, and no other job's recovery touches this landing's staging area
         with self._writer_lock():
             self._recover()  # a landing killed mid-apply is finished before anything reads the lake for this one
-            return self._land_locked(prepared, fields or {}, now)
+            if shard is not None:
+                prepared = [(c, value, self._merged_run_row(c, value, frame, shard, (work or {}).get(c.name, {}), now))
+                            if is_run_level(c) and isinstance(frame, pl.DataFrame) else (c, value, frame)
+                            for c, value, frame in prepared]
+            return self._land_locked(prepared, fields or {}, now, shard)
+
+    def _merged_run_row(self, c: Contract, value: str, frame: pl.DataFrame, shard: Shard, work: Mapping[str, str],
+                        now: datetime) -> pl.DataFrame:
+        """A shard's run row merged into the run's landed one (under the writer lock: read, merge, land as one)."""
+        merged = merge_run_row(self.read_partition(c.name, value), frame, shard, work, value)
+        return conform_checked(self._stamp(merged, c, value, now), c)
 
     def _land_locked(self, prepared: list[tuple[Contract, str, pl.DataFrame | Slices]],
-                     fields: Mapping[str, Mapping[str, str]], now: datetime) -> list[Landing]:
+                     fields: Mapping[str, Mapping[str, str]], now: datetime,
+                     shard: Shard | None = None) -> list[Landing]:
         txid = uuid.uuid4().hex
         stage = self._staging / txid
         try:
-            staged_parts = self._validate(prepared, fields, now, stage)
+            staged_parts = self._validate(prepared, fields, now, stage, shard)
         except BaseException:
             shutil.rmtree(stage, ignore_errors=True)  # a kill leaves it to the next recovery instead
             raise
         moves = []
+        paths = []
         for c, value, frame in prepared:
             target_dir = self.root / c.name / f"{c.partition}={value}"
             staged = stage / c.name / f"{c.partition}={value}"
+            prefix = _shard_prefix(c, shard)
             if not isinstance(frame, Slices):
-                _write_part(frame, staged, 0)
-            moves.append({"staged": str(staged), "target": str(target_dir)})
+                _write_part(frame, staged, 0, prefix)
+            move: dict[str, object] = {"staged": str(staged), "target": str(target_dir)}
+            if prefix:  # a shard's files in, what they replace out; the other shards' files stay
+                files = sorted(p.name for p in part_files(staged))
+                keep = {p.name for p in _other_shards_files(target_dir, shard)}
+                replaced = [p.name for p in part_files(target_dir) if p.name not in keep]
+                _say_replaced_sharding(c, value, shard, [n for n in replaced if not n.startswith(prefix)])
+                move |= {"files": files, "remove": [n for n in replaced if n not in files]}
+                paths.append(target_dir / files[0] if files else target_dir)
+            else:
+                paths.append(target_dir / "part-0.parquet")
+            moves.append(move)
         self._journal.mkdir(parents=True, exist_ok=True)
         journal = self._journal / f"{txid}.json"
         tmp = journal.with_suffix(".tmp")
@@ -242,9 +284,8 @@ class Lake:
         journal.unlink()
         shutil.rmtree(stage, ignore_errors=True)
         return [
-            Landing(c.name, value, staged_parts[(c.name, value)] if isinstance(frame, Slices) else frame.height,
-                    self.partition_path(c.name, value))
-            for c, value, frame in prepared
+            Landing(c.name, value, staged_parts[(c.name, value)] if isinstance(frame, Slices) else frame.height, path)
+            for (c, value, frame), path in zip(prepared, paths, strict=True)
         ]
 
     def land_one(self, table: str, value: str, frame: pl.DataFrame) -> Landing:
@@ -284,7 +325,8 @@ class Lake:
             os.close(fd)  # releases the lock
 
     def _validate(self, prepared: list[tuple[Contract, str, pl.DataFrame | Slices]],
-                  fields: Mapping[str, Mapping[str, str]], now: datetime, stage: Path) -> dict[tuple[str, str], int]:
+                  fields: Mapping[str, Mapping[str, str]], now: datetime, stage: Path,
+                  shard: Shard | None = None) -> dict[tuple[str, str], int]:
         """The contract's rules through GX, frame by frame (the first failing frame raises), then keys across loads.
         Every GX result of the landing, the failed one included, is kept in the home before this returns or raises.
 
@@ -298,7 +340,7 @@ class Lake:
         try:
             for c, value, frame in prepared:
                 if not isinstance(frame, Slices):
-                    self._validate_frame(c, value, frame, prepared, fields, results)
+                    self._validate_frame(c, value, frame, prepared, fields, results, shard=shard)
                     continue
                 seen = None  # the slicing columns' values of the slices before
                 staged = stage / c.name / f"{c.partition}={value}"
@@ -306,8 +348,9 @@ class Lake:
                 for i, part in enumerate(frame.parts):
                     piece = conform_checked(self._stamp(pl.read_parquet(part), c, value, now), c)
                     seen = _check_disjoint(c, frame, piece, seen)
-                    self._validate_frame(c, value, piece, prepared, fields, results, (i + 1, len(frame.parts)))
-                    _write_part(piece, staged, i)
+                    self._validate_frame(c, value, piece, prepared, fields, results, (i + 1, len(frame.parts)),
+                                         shard)
+                    _write_part(piece, staged, i, _shard_prefix(c, shard))
                     rows[(c.name, value)] += piece.height
                     del piece
         finally:
@@ -317,11 +360,11 @@ class Lake:
     def _validate_frame(self, c: Contract, value: str, frame: pl.DataFrame,
                         prepared: list[tuple[Contract, str, pl.DataFrame | Slices]],
                         fields: Mapping[str, Mapping[str, str]], results: list,
-                        part: tuple[int, int] | None = None) -> None:
+                        part: tuple[int, int] | None = None, shard: Shard | None = None) -> None:
         parents = {r: self._parent_keys(r, frame, prepared) for r in c.references}
         results.append(validation.validate(c, value, frame, parents, part))
         validation.raise_for(results[-1], c, frame, fields.get(c.name))
-        check_keys_across_loads(self, c, value, frame)
+        check_keys_across_loads(self, c, value, frame, shard)
 
     def _check_same_dataset(self, c: Contract, value: str, frame: pl.DataFrame | Slices) -> None:
         """A partition that already holds rows of other datasets is not silently replaced by this one's."""
@@ -361,9 +404,12 @@ class Lake:
         ids = keys.filter(pl.col(ref.field).is_in(values))[ref.field].unique().sort()
         return validation.ParentKeys(ids=ids.to_list(), datasets=keys["dataset"].unique().sort().to_list())
 
-    def _apply(self, txid: str, moves: list[dict[str, str]]) -> None:
+    def _apply(self, txid: str, moves: list[dict]) -> None:
         for i, m in enumerate(moves):
             staged, target = Path(m["staged"]), Path(m["target"])
+            if "files" in m:
+                _apply_shard(staged, target, m["files"], m["remove"])
+                continue
             if not staged.exists():  # already moved in by an earlier, interrupted apply
                 continue
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -444,17 +490,61 @@ WORK_DIR = "landing_work"
 
 
 def part_files(directory: Path) -> list[Path]:
-    """A partition directory's part files (part-<n>.parquet), in part order."""
+    """A partition directory's part files in order: an unsharded landing's part-<n>.parquet, then shards' files by
+    shard count, shard and part."""
     if not directory.is_dir():
         return []
-    parts = [(int(p.stem[len("part-"):]), p) for p in directory.glob("part-*.parquet")
-             if p.stem[len("part-"):].isdigit()]
-    return [p for _, p in sorted(parts)]
+    parts = []
+    for p in directory.iterdir():
+        m = _PART.match(p.name)
+        if m:
+            parts.append(((int(m[2]), int(m[1])) if m[1] else (0, 0), int(m[3]), p))
+    return [p for _, _, p in sorted(parts, key=lambda x: x[:2])]
 
 
-def _write_part(frame: pl.DataFrame, directory: Path, index: int) -> None:
+def is_run_level(c: Contract) -> bool:
+    """A table of one row per partition (a run's own row: retrieval_runs, generation_runs, judge_runs)."""
+    return c.key == (c.partition,)
+
+
+def _shard_prefix(c: Contract, shard: Shard | None) -> str:
+    """The part-file name prefix of a shard's rows of `c` ('' = the partition's own part files: unsharded, or the
+    one merged row of a run-level table)."""
+    return f"{shard.tag}." if shard is not None and not is_run_level(c) else ""
+
+
+def _other_shards_files(directory: Path, shard: Shard | None) -> list[Path]:
+    """The part files of the same sharding's other shards (what a shard's landing leaves in place)."""
+    if shard is None:
+        return []
+    out = []
+    for p in part_files(directory):
+        m = _PART.match(p.name)
+        if m and m[1] and int(m[2]) == shard.count and int(m[1]) != shard.index:
+            out.append(p)
+    return out
+
+
+def _say_replaced_sharding(c: Contract, value: str, shard: Shard | None, names: list[str]) -> None:
+    if names:
+        say(f"{c.name} {c.partition}={value}: shard {shard} replaces files of another landing of the run "
+            f"({', '.join(names[:3])}{' ...' if len(names) > 3 else ''}): land the run's other shards too")
+
+
+def _apply_shard(staged: Path, target: Path, files: list[str], remove: list[str]) -> None:
+    """A shard's swap: its files in (each rename atomic), then the files it replaces out. Re-applied by recovery
+    after a kill: files already moved are skipped, and `remove` never names a file of this landing."""
+    target.mkdir(parents=True, exist_ok=True)
+    for name in files:
+        if (staged / name).exists():
+            os.replace(staged / name, target / name)
+    for name in remove:
+        (target / name).unlink(missing_ok=True)
+
+
+def _write_part(frame: pl.DataFrame, directory: Path, index: int, prefix: str = "") -> None:
     directory.mkdir(parents=True, exist_ok=True)
-    frame.drop([x for x in _ORIGIN if x in frame.columns]).write_parquet(directory / f"part-{index}.parquet")
+    frame.drop([x for x in _ORIGIN if x in frame.columns]).write_parquet(directory / f"{prefix}part-{index}.parquet")
 
 
 def _scan(frame: pl.DataFrame | Slices) -> pl.LazyFrame:
@@ -513,16 +603,23 @@ def conform_checked(frame: pl.DataFrame, c: Contract) -> pl.DataFrame:
         raise InputError(f"{c.name}: a value does not fit the contract's type: {exc}".splitlines()[0]) from None
 
 
-def check_keys_across_loads(lake: Lake, c: Contract, partition_value: str, frame: pl.DataFrame) -> None:
+def check_keys_across_loads(lake: Lake, c: Contract, partition_value: str, frame: pl.DataFrame,
+                            shard: Shard | None = None) -> None:
     """Keys are unique across the whole table, not just within one load: a key another partition already landed is
-    a property of the lake, so it is checked here rather than in the frame's GX suite."""
+    a property of the lake, so it is checked here rather than in the frame's GX suite. A shard's rows are checked
+    against the other shards' files of their own partition too."""
     key = list(c.key)
-    if c.partition in key or not frame.height:
+    if (c.partition in key and shard is None) or not frame.height:
         return
-    for value in lake.partitions(c.name):
+    # a key holding the partition column cannot clash with another partition's: then only the other shards' files
+    values = [partition_value] if c.partition in key else lake.partitions(c.name)
+    for value in values:
+        files = lake.partition_files(c.name, value)
         if value == partition_value:
+            files = _other_shards_files(lake.partition_path(c.name, value).parent, shard)
+        if not files:
             continue
-        other = pl.read_parquet(lake.partition_files(c.name, value), columns=key)
+        other = pl.read_parquet(files, columns=key)
         clash = frame.select(key).with_row_index("_i").join(other, on=key, how="inner")
         if clash.height:
             i = int(clash["_i"].min())

@@ -151,6 +151,18 @@ def _normalise(m: np.ndarray) -> np.ndarray:
 _CACHE: dict[tuple[str, str], Any] = {}
 
 
+def set_threads(threads: int | None) -> None:
+    """Cap torch's intra-op threads (None: torch's default, one per core). N processes sharing a machine's cores
+    (`finrag index --shard`) each want cores / N: more only makes them preempt each other."""
+    if threads is None:
+        return
+    if threads < 1:
+        raise InputError(f"--threads must be >= 1, got {threads}", field="threads")
+    import torch
+
+    torch.set_num_threads(threads)
+
+
 def load_embedder(name: str | None = None, device: str = "cpu") -> Embedder:
     canonical, backend, target = resolve(name)
     key = ("embedder", canonical)

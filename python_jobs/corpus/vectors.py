@@ -8,18 +8,28 @@ conditions, on doc_id / page range) with a LanceDB *prefilter*, so a filter neve
 Search modes: `flat` (exact cosine scan, the default; bypasses any ANN index) and `ann` (IVF_PQ, cosine). The
 benchmark in bench/retrieval shows where ANN starts to pay off; at the corpus sizes here (1k-100k chunks) an exact scan
 answers in milliseconds, and only exact search gives reproducible runs, so flat is the default.
+
+A shard of `finrag index --shard I/N` embeds into a piece table of its own, `<table>__shard-<I>-of-<N>__<hash10>`
+(hash of the dataset, chunker id and level), and merges it into the table under `writer_lock` (python_jobs/corpus/
+indexing.py); searches never read pieces.
 """
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import math
-from collections.abc import Sequence
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 
 from python_jobs.core.config import lance_dir
+from python_jobs.core.console import say
+from python_jobs.core.shards import Shard
 from python_jobs.corpus.encoders import slug
 
 SEARCH_MODES = ("flat", "ann")
@@ -73,6 +83,33 @@ class VectorStore:
             return self.open(name)
         return self.db.create_table(name, schema=schema(dim))
 
+    @staticmethod
+    def piece_name(name: str, dataset: str, chunker_id: str, level: str, shard: Shard) -> str:
+        """The piece table a shard of `finrag index` embeds one chunks partition (at one level) into."""
+        return f"{name}__{shard.tag}__{_partition_hash(dataset, chunker_id, level)}"
+
+    def drop_pieces(self, name: str, dataset: str, chunker_id: str, level: str) -> None:
+        """Drop every shard's piece of a partition (an unsharded run replaces a sharded one under way)."""
+        suffix = f"__{_partition_hash(dataset, chunker_id, level)}"
+        for table in self.db.list_tables().tables:
+            if table.startswith(f"{name}__shard-") and table.endswith(suffix):
+                self.db.drop_table(table)
+
+    @contextmanager
+    def writer_lock(self, name: str) -> Iterator[None]:
+        """An flock on lance/<table>.lock: the shards of `finrag index` merge into the table one at a time (the kernel
+        releases it when its holder dies)."""
+        fd = os.open(self.dir / f"{name}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                say(f"waiting for LanceDB table {name}: another shard is merging into it")
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
     def embedded(self, name: str, dataset: str, chunker_id: str) -> pa.Table:
         """chunk_id + text_sha256 of the rows already embedded for one chunks partition."""
         if not self.exists(name):
@@ -89,6 +126,10 @@ class VectorStore:
                              "use flat search", field="ann")
 
     @staticmethod
+    def has_ann_index(table) -> bool:
+        return any("vector" in (getattr(i, "columns", None) or []) for i in table.list_indices())
+
+    @staticmethod
     def create_ann_index(table, n_rows: int) -> None:
         # IVF_PQ with cosine distance; ~sqrt(n) partitions, 384/8 = 48 sub-vectors for MiniLM
         VectorStore.check_ann_size(n_rows)
@@ -101,6 +142,10 @@ class VectorStore:
             vector_column_name="vector",
             replace=True,
         )
+
+
+def _partition_hash(dataset: str, chunker_id: str, level: str) -> str:
+    return hashlib.sha256(f"{dataset}\0{chunker_id}\0{level}".encode()).hexdigest()[:10]
 
 
 def search(

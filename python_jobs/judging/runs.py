@@ -20,6 +20,9 @@
 - Passages: the answer's own `passages` JSON texts (answer files), else its chunks' texts (finrag RAG runs), else,
   for FinanceBench's oracle / inContext runs, the gold evidence pages the system was given (from `pages`, else the
   full-page texts FinanceBench ships in the question's meta).
+- Sharded (`--shard I/N`, python_jobs/core/shards.py): the answers to judge (--question-id, --limit) and the default
+  metrics are the whole run's, so the judge run id and the judge_runs row are the unsharded run's; the shard judges
+  the answers whose question_id falls in its slice and lands them as its part of the run.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from python_jobs.core.console import say
 from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake, check_id
+from python_jobs.core.shards import Shard
 from python_jobs.judging.metrics import ANSWER_FILE_WORDS, MAX_PASSAGES, MetricSpec, load_metrics
 from python_jobs.judging.verdicts import REPLY_FORMAT, Verdict, parse_reply
 from python_jobs.llm.client import ChatRequest, LLMClient, LLMResult, raise_if_all_failed
@@ -178,7 +182,7 @@ def render(tpl: PromptTemplate, spec: MetricSpec, item: Item, budget: Budget, pa
 
 def run_judge(home: str | None, *, answer_run_id: str, metrics: list[str] | None, rubrics: dict[str, str],
               limit: int | None, question_ids: tuple[str, ...], max_tokens: int, passage_tokens: int,
-              judge_run_id: str | None, config: LLMConfig, ledger_batch: int = 16) -> str:
+              judge_run_id: str | None, config: LLMConfig, ledger_batch: int = 16, shard: Shard | None = None) -> str:
     lake = Lake(home)
     specs = load_metrics()
     runs = lake.read("generation_runs", where={"run_id": answer_run_id})
@@ -200,7 +204,8 @@ def run_judge(home: str | None, *, answer_run_id: str, metrics: list[str] | None
         raise InputError(f"--rubric names metric {stray[0]!r}, which is not judged in this run", field="rubric")
     templates = {m: load_template(rubrics.get(m, f"judge_{m}_v1")) for m in metrics}
 
-    llm = LLMClient(home, config, job_run_id=f"judge-{answer_run_id}", batch_size=ledger_batch)
+    llm = LLMClient(home, config, job_run_id=f"judge-{answer_run_id}{f'-{shard.tag}' if shard else ''}",
+                    batch_size=ledger_batch)
     params = {"metrics": metrics, "rubrics": {m: t.ref for m, t in templates.items()}, "max_tokens": max_tokens,
               "temperature": 0.0, "passage_tokens": passage_tokens, "max_passages": MAX_PASSAGES,
               "answer_file_words": ANSWER_FILE_WORDS, "reference_tokens": REFERENCE_TOKENS,
@@ -208,7 +213,10 @@ def run_judge(home: str | None, *, answer_run_id: str, metrics: list[str] | None
     digest = hashlib.sha256(json.dumps({"answer_run_id": answer_run_id, "judge_model": llm.model, **params},
                                        sort_keys=True).encode()).hexdigest()
     judge_run_id = check_id(judge_run_id or f"{answer_run_id}-judge-{digest[:10]}", "judge run id")
-    say(f"judge run {judge_run_id}: {len(items)} answers of {answer_run_id!r} x {len(metrics)} metrics "
+    if shard is not None:  # the selection and default metrics above are the whole run's: the shard judges its slice
+        items = [i for i in items if shard.owns(i.question_id)]
+    say(f"judge run {judge_run_id}{f' shard {shard}' if shard else ''}: {len(items)} answers of {answer_run_id!r} "
+        f"x {len(metrics)} metrics "
         f"({', '.join(metrics)}), judge model {llm.model}")
 
     budget = Budget()
@@ -241,7 +249,7 @@ def run_judge(home: str | None, *, answer_run_id: str, metrics: list[str] | None
         "rubric_version": ",".join(t.ref for t in templates.values()), "metrics": ",".join(metrics),
         "params": json.dumps({**params, "config_hash": digest}, sort_keys=True),
     }])
-    lake.land([("judge_runs", judge_run_id, judge_run), ("judgments", judge_run_id, judgments)])
+    lake.land([("judge_runs", judge_run_id, judge_run), ("judgments", judge_run_id, judgments)], shard=shard)
 
     counts = Counter((r["metric"], r["status"]) for r in rows)
     for m in metrics:

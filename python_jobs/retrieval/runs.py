@@ -12,6 +12,12 @@ oracle_page) are skipped and counted in params.n_skipped.
 LLM retrievers (hyde, multi_hyde, llm_expand) call the one LLM client (python_jobs/llm.py); their prompt version,
 model, endpoint host and sampling settings join the config hash (`llm` in params), and their call / fallback
 counters go into params.
+
+Sharded (`--shard I/N`, python_jobs/core/shards.py): every shard reads the whole question selection and corpus, and
+searches only the queries whose question_id falls in its slice; the run id, config hash and the whole-run params
+(n_questions, n_queried, n_skipped, splits) are those of the unsharded run. The work of each shard (`WORK`:
+n_with_results, timings, the LLM retrievers' counters, the engine's stats) lands per shard under params.shards, with
+the counts summed over the landed shards at the top level.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake, check_id
 from python_jobs.core.question_sets import select_splits, splits_param
+from python_jobs.core.shards import Shard
 from python_jobs.corpus.encoders import DEFAULT_EMBEDDER, resolve
 from python_jobs.llm.config import LLMConfig
 from python_jobs.retrieval import (
@@ -45,6 +52,8 @@ from python_jobs.retrieval.conditions import CONDITIONS, restrictions
 from python_jobs.retrieval.hyde import LLM_RETRIEVERS, Rewriter
 from python_jobs.retrieval.page_scorer import DEFAULT_TOP_PAGES
 
+# params keys that are a shard's own work (shards.merge_run_row): summed over the shards, or kept per shard only
+WORK = {"n_with_results": "sum", "prepare_seconds": "sum", "seconds": "sum", "queries_per_s": "shard"}
 VERSIONED = ("lancedb", "bm25s", "sentence-transformers", "transformers", "torch", "numpy", "polars", "FlagEmbedding")
 
 
@@ -105,7 +114,7 @@ def run_retrieval(home, dataset: str, retriever: str, k: int = 10, condition: st
                   progress: bool = True, llm_config: LLMConfig | None = None, hyde_n: int = 3,
                   hyde_fusion: str = "mean", llm_temperature: float | None = None,
                   splits: tuple[str, ...] | None = None, model_training: str | None = None,
-                  top_pages: int | None = None) -> dict[str, object]:
+                  top_pages: int | None = None, shard: Shard | None = None) -> dict[str, object]:
     if retriever not in RETRIEVERS:
         raise InputError(f"unknown retriever {retriever!r}; one of {RETRIEVERS}", field="retriever")
     if condition not in CONDITIONS:
@@ -123,7 +132,7 @@ def run_retrieval(home, dataset: str, retriever: str, k: int = 10, condition: st
                 if retriever in LLM_RETRIEVERS else None)
     try:
         return _run(lake, dataset, retriever, k, condition, chunker_id, cfg, rewriter, run_id, batch_size, progress,
-                    splits)
+                    splits, shard)
     finally:
         if rewriter is not None:
             rewriter.close()  # lands the LLM ledger's last batch, stops an embedded server
@@ -131,7 +140,7 @@ def run_retrieval(home, dataset: str, retriever: str, k: int = 10, condition: st
 
 def _run(lake: Lake, dataset: str, retriever: str, k: int, condition: str, chunker_id: str, cfg: RetrieverConfig,
          rewriter: Rewriter | None, run_id: str | None, batch_size: int, progress: bool,
-         splits: tuple[str, ...] | None = None) -> dict[str, object]:
+         splits: tuple[str, ...] | None = None, shard: Shard | None = None) -> dict[str, object]:
     llm = rewriter.settings() if rewriter else None
     digest = config_hash(dataset, chunker_id, condition, k, cfg, llm, splits)
     # the same config under every condition: a full run and its oracle counterparts share it (mart_oracle_gap)
@@ -149,6 +158,9 @@ def _run(lake: Lake, dataset: str, retriever: str, k: int, condition: str, chunk
         for qid, text in questions.select("question_id", "question").iter_rows()
         if condition == "full" or qid in limits
     ]
+    n_queried = len(queries)  # the whole run's, sharded or not
+    if shard is not None:
+        queries = [q for q in queries if shard.owns(q.question_id)]
     ctx = Context(lake.home, dataset, chunker_id, chunks, cfg.embedder, cfg.long_text, cfg.dense_search,
                   batch_size, progress, rewriter)
     engine = build(cfg, ctx, "top", k)
@@ -177,15 +189,16 @@ def _run(lake: Lake, dataset: str, retriever: str, k: int, condition: str, chunk
         .with_columns(pl.lit(run_id).alias("run_id"), pl.lit(dataset).alias("dataset"))
         .sort("question_id", "rank")
     )
+    llm_stats = {"llm": llm, **rewriter.stats()} if rewriter else {}
+    engine_stats = engine.stats() if hasattr(engine, "stats") else {}
     params = {
         **config_fields(cfg), "dataset": dataset, "chunker_id": chunker_id, "condition": condition, "k": k,
         "batch_size": batch_size, "splits": splits_param(splits, questions), "n_questions": questions.height,
-        "n_queried": len(queries),
-        "n_skipped": questions.height - len(queries), "n_with_results": results["question_id"].n_unique(),
+        "n_queried": n_queried,
+        "n_skipped": questions.height - n_queried, "n_with_results": results["question_id"].n_unique(),
         "corpus_chunks": chunks.height, "prepare_seconds": round(prepare_seconds, 3), "seconds": round(seconds, 3),
         "queries_per_s": round(len(queries) / seconds, 2) if seconds > 0 else None, "versions": package_versions(),
-        **({"llm": llm, **rewriter.stats()} if rewriter else {}),
-        **(engine.stats() if hasattr(engine, "stats") else {}),
+        **llm_stats, **engine_stats,
     }
     run = contract("retrieval_runs").frame([{
         "run_id": run_id, "dataset": dataset, "retriever": retriever, "condition": condition, "k": k,
@@ -193,6 +206,10 @@ def _run(lake: Lake, dataset: str, retriever: str, k: int, condition: str, chunk
         "params": json.dumps(params, sort_keys=True), "config_hash": digest, "config_id": config_id,
         "question_splits": params["splits"], "source": "finrag",
     }])
-    lake.land([("retrieval_runs", run_id, run), ("retrieval_results", run_id, results)])
+    # a shard's own work: the LLM counters summed over the shards, the engine's stats (page_scorer) kept per shard
+    work = {**WORK, **{key: "sum" for key in llm_stats if key != "llm"}, **dict.fromkeys(engine_stats, "shard")}
+    lake.land([("retrieval_runs", run_id, run), ("retrieval_results", run_id, results)], shard=shard,
+              work={"retrieval_runs": work})
     return {"run_id": run_id, "questions": len(queries), "skipped": params["n_skipped"], "rows": results.height,
-            "seconds": params["seconds"], "queries_per_s": params["queries_per_s"]}
+            "seconds": params["seconds"], "queries_per_s": params["queries_per_s"],
+            **({"shard": str(shard)} if shard else {})}
