@@ -306,6 +306,7 @@ def validate(c: Contract, partition_value: str, frame: pl.DataFrame, parents: Ma
 
     `part`: (i, n) when the frame is slice i of n of a landing in slices (`lake.Slices`): each slice is a validation
     of its own, run name `<partition>.slice-<i>-of-<n>`, with the slice in the result's meta."""
+    gx()  # first: it imports GX the safe way
     from great_expectations.core.run_identifier import RunIdentifier
 
     definition = _definition(c.name)
@@ -413,6 +414,7 @@ def keep(home: Path, results: Sequence[Any]) -> None:
     """
     if not results:
         return
+    gx()  # first: it imports GX the safe way
     from great_expectations.data_context.types.resource_identifiers import ExpectationSuiteIdentifier
 
     runner = _runner()
