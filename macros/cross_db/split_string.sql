@@ -12,7 +12,9 @@
 {% macro spark__split_string(string, delimiter) -%}
     {%- set pattern = [] -%}
     {%- for character in delimiter -%}
-        {%- if character in ['\\', '^', '[', ']'] -%}
+        {%- if character == '\\' -%}
+            {%- do pattern.append('\\\\\\\\') -%}
+        {%- elif character in ['^', '[', ']'] -%}
             {%- do pattern.append('\\\\' ~ character) -%}
         {%- elif character == "'" -%}
             {%- do pattern.append("[\\']") -%}
