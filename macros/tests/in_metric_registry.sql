@@ -24,7 +24,7 @@ where child.{{ column_name }} is not null
   and (
     metrics.metric is null
     {%- if granularity_column %}
-    or not list_contains(string_split(coalesce(metrics.granularities, ''), '|'), child.{{ granularity_column }})
+    or not {{ list_has(split_string("coalesce(metrics.granularities, '')", '|'), 'child.' ~ granularity_column) }}
     {%- endif %}
   )
 {% endtest %}

@@ -14,7 +14,7 @@ granularity_values as (
 
     select
         metric,
-        unnest(string_split(granularities, '|')) as granularity
+        {{ unnest_list(split_string('granularities', '|')) }} as granularity
     from metrics
     where granularities is not null
 

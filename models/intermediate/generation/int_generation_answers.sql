@@ -1,8 +1,9 @@
 -- Every answer of every answer run (our own runs, imported answer files, FinanceBench's labelled runs) with the
 -- text that is scored: cut to its first N words when the run asks for it (generation_runs.max_words; answer-file runs
 -- 300).
--- The cut is the python function first_words (python_jobs/text_metrics.py), registered by the dbt-duckdb plugin (on Spark by
--- python_jobs/warehouse/spark_session.py, as a temporary function, which a persistent view may not call: a table there).
+-- The cut is the python function first_words (python_jobs/text_metrics.py), registered by the dbt-duckdb plugin (on
+-- Spark by python_jobs/warehouse/spark_session.py, as a temporary function, which a persistent view may not call: a
+-- table there).
 
 {{ config(materialized='table' if target.type == 'spark' else 'view') }}
 

@@ -1,5 +1,8 @@
 -- One row per question and reference answer; numeric_gold (python_jobs/text_metrics.py) is the gold's number when
--- the reference is a numeric answer ("$1577.00", "24.26%"), else null.
+-- the reference is a numeric answer ("$1577.00", "24.26%"), else null. A table on Spark: numeric_gold is a temporary
+-- function there (python_jobs/warehouse/spark_session.py), which a persistent view may not call.
+
+{{ config(materialized='table' if target.type == 'spark' else 'view') }}
 
 with questions as (
 
@@ -8,7 +11,7 @@ with questions as (
         dataset,
         reference_answers
     from {{ ref('stg_lake__questions') }}
-    where len(reference_answers) > 0
+    where {{ list_size('reference_answers') }} > 0
 
 ),
 
@@ -17,8 +20,7 @@ references_unnested as (
     select
         question_id,
         dataset,
-        unnest(reference_answers) as reference_answer,
-        unnest(generate_series(1, len(reference_answers))) as reference_ordinal
+        {{ unnest_with_ordinal('reference_answers', 'reference_answer', 'reference_ordinal') }}
     from questions
 
 ),

@@ -20,11 +20,17 @@ with metrics as (
 
 scale_points as (
 
+    -- the series unnested in a subquery: Spark's explode may not stand inside an expression such as cast
     select
         metric,
-        cast(unnest(range(cast(scale_min as bigint), cast(scale_max as bigint) + 1)) as double) as point
-    from metrics
-    where metric <> 'correctness'
+        cast(scale_point as double) as point
+    from (
+        select
+            metric,
+            {{ unnest_series('cast(scale_min as bigint)', 'cast(scale_max as bigint)') }} as scale_point
+        from metrics
+        where metric <> 'correctness'
+    ) as series
 
 ),
 

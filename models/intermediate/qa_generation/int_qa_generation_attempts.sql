@@ -57,15 +57,20 @@ attempt_topics as (
 
     select
         *,
-        topic_names[1] as topic_l1,
-        case when len(topic_names) >= 2 then topic_names[1] || '/' || topic_names[2] end as topic_l2,
+        {{ list_element('topic_names', 1) }} as topic_l1,
         case
-            when len(topic_names) >= 3 then topic_names[1] || '/' || topic_names[2] || '/' || topic_names[3]
+            when {{ list_size('topic_names') }} >= 2
+                then {{ list_element('topic_names', 1) }} || '/' || {{ list_element('topic_names', 2) }}
+        end as topic_l2,
+        case
+            when {{ list_size('topic_names') }} >= 3
+                then {{ list_element('topic_names', 1) }} || '/' || {{ list_element('topic_names', 2) }}
+                    || '/' || {{ list_element('topic_names', 3) }}
         end as topic_l3
     from (
         select
             *,
-            string_split(topic_id, '/') as topic_names
+            {{ split_string('topic_id', '/') }} as topic_names
         from attempts
     ) as split_topics
 
@@ -81,17 +86,17 @@ final as (
         attempt_topics.topic_l1,
         attempt_topics.topic_l2,
         attempt_topics.topic_l3,
-        coalesce(topics.l1_en, attempt_topics.topic_names[1]) as topic_l1_en,
+        coalesce(topics.l1_en, {{ list_element('attempt_topics.topic_names', 1) }}) as topic_l1_en,
         case
-            when len(attempt_topics.topic_names) >= 2
-                then coalesce(topics.l1_en, attempt_topics.topic_names[1])
-                    || '/' || coalesce(topics.l2_en, attempt_topics.topic_names[2])
+            when {{ list_size('attempt_topics.topic_names') }} >= 2
+                then coalesce(topics.l1_en, {{ list_element('attempt_topics.topic_names', 1) }})
+                    || '/' || coalesce(topics.l2_en, {{ list_element('attempt_topics.topic_names', 2) }})
         end as topic_l2_en,
         case
-            when len(attempt_topics.topic_names) >= 3
-                then coalesce(topics.l1_en, attempt_topics.topic_names[1])
-                    || '/' || coalesce(topics.l2_en, attempt_topics.topic_names[2])
-                    || '/' || coalesce(topics.l3_en, attempt_topics.topic_names[3])
+            when {{ list_size('attempt_topics.topic_names') }} >= 3
+                then coalesce(topics.l1_en, {{ list_element('attempt_topics.topic_names', 1) }})
+                    || '/' || coalesce(topics.l2_en, {{ list_element('attempt_topics.topic_names', 2) }})
+                    || '/' || coalesce(topics.l3_en, {{ list_element('attempt_topics.topic_names', 3) }})
         end as topic_l3_en,
         attempt_topics.task,
         attempt_topics.question_type,

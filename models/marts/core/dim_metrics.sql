@@ -19,7 +19,7 @@ final as (
         higher_is_better,
         scale_min,
         scale_max,
-        case when granularities is not null then string_split(granularities, '|') end as granularities,
+        case when granularities is not null then {{ split_string('granularities', '|') }} end as granularities,
         score_column,
         trec_eval_name,
         trec_eval_cut_name,

@@ -173,7 +173,8 @@ tested as (
             {{ var('run_comparison_resamples') }},
             {{ var('run_comparison_sign_flips') }},
             {{ var('run_comparison_seed') }},
-            {{ var('run_comparison_level') }}
+            -- a double: Spark reads 0.95 as a decimal, which the UDF's double argument does not take
+            cast({{ var('run_comparison_level') }} as double)
         ) as tests
     from compared
 
@@ -237,11 +238,11 @@ one_way as (
         coalesce(tested.wins, 0) as wins,
         coalesce(tested.ties, 0) as ties,
         coalesce(tested.losses, 0) as losses,
-        struct_extract(tested.tests, 'ci_low') as ci_low,
-        struct_extract(tested.tests, 'ci_high') as ci_high,
-        struct_extract(tested.tests, 'p_ttest') as p_ttest,
-        struct_extract(tested.tests, 'p_randomization') as p_randomization,
-        struct_extract(tested.tests, 'randomization_exact') as randomization_exact,
+        {{ struct_field('tested.tests', 'ci_low') }} as ci_low,
+        {{ struct_field('tested.tests', 'ci_high') }} as ci_high,
+        {{ struct_field('tested.tests', 'p_ttest') }} as p_ttest,
+        {{ struct_field('tested.tests', 'p_randomization') }} as p_randomization,
+        {{ struct_field('tested.tests', 'randomization_exact') }} as randomization_exact,
         judge_exclusions.n_not_ok_a,
         judge_exclusions.n_not_ok_b
     from comparisons
@@ -269,7 +270,7 @@ holm_ranked as (
     select
         *,
         row_number() over (
-            partition by run_a, run_b, granularity, k order by p_randomization, metric
+            partition by run_a, run_b, granularity, k order by p_randomization nulls last, metric
         ) as holm_rank,
         count(p_randomization) over (partition by run_a, run_b, granularity, k) as holm_size
     from one_way

@@ -18,8 +18,15 @@ def test_every_macro_is_documented() -> None:
         for kind, name in DEFINITION.findall(path.read_text())
         if "__" not in name  # an adapter's implementation (duckdb__x) of a dispatched macro x: x is documented
     }
+    # every name defined, adapter implementations included: an override of an adapter's own macro (dbt-spark's
+    # spark__load_csv_rows) is documented by its full name
+    every_name = {
+        ("test_" if kind == "test" else "") + name
+        for path in (PROJECT / "macros").rglob("*.sql")
+        for kind, name in DEFINITION.findall(path.read_text())
+    }
     documented = {m["name"]: m for m in yaml.safe_load((PROJECT / "macros" / "_macros.yml").read_text())["macros"]}
     assert len(defined) >= 15
     assert sorted(defined - documented.keys()) == [], "macros without an entry in macros/_macros.yml"
-    assert sorted(documented.keys() - defined) == [], "entries in macros/_macros.yml without a macro"
+    assert sorted(documented.keys() - every_name) == [], "entries in macros/_macros.yml without a macro"
     assert [name for name, m in documented.items() if not str(m.get("description", "")).strip()] == []
