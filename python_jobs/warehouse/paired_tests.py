@@ -196,13 +196,10 @@ def register_spark_functions(spark) -> None:
     def udf(diffs, resamples, sign_flips, seeds, levels):
         import pyarrow as pa
 
-        def arrow(s: pd.Series, typ: pa.DataType) -> pa.Array:
-            return pa.array([None if v is None or (not hasattr(v, "__len__") and pd.isna(v)) else
-                             (list(v) if hasattr(v, "__len__") else v) for v in s], type=typ)
-
-        out = _arrow_paired_tests(arrow(diffs, pa.list_(pa.float64())), arrow(resamples, pa.int64()),
-                                  arrow(sign_flips, pa.int64()), arrow(seeds, pa.int64()),
-                                  arrow(levels, pa.float64()))
+        # from_pandas reads None and NaN as null, and numpy arrays as lists
+        out = _arrow_paired_tests(*(pa.Array.from_pandas(s, type=t) for s, t in zip(
+            (diffs, resamples, sign_flips, seeds, levels),
+            (pa.list_(pa.float64()), pa.int64(), pa.int64(), pa.int64(), pa.float64()), strict=True)))
         return pd.DataFrame({name: out.field(name).to_pylist() for name in FIELDS})
 
     # pandas_udf reads the kind of UDF from the signature's type hints (evaluated, not this module's strings)
