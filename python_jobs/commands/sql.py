@@ -22,17 +22,10 @@ from python_jobs.warehouse.queries import DIALECTS, query, transpile
 @target_option
 def command(sql_text: str, fmt: str, dialect: str, show_sql: bool, target: str) -> None:
     """Run one read-only SELECT over the published marts and seeds (--target spark: the Spark warehouse's)."""
-    engine = "spark" if target == "spark" else "duckdb"
     if show_sql:
-        click.echo(transpile(sql_text, dialect, engine))
+        click.echo(transpile(sql_text, dialect, "spark" if target == "spark" else "duckdb"))
         return
-    if target == "spark":
-        from python_jobs.warehouse.spark_session import query as spark_query
-
-        # parsed and checked read-only before the session starts
-        frame = spark_query(transpile(sql_text, dialect, engine))
-    else:
-        frame = query(sql_text, dialect=dialect)
+    frame = query(sql_text, dialect=dialect, target=target)
     if fmt == "csv":
         sys.stdout.write(frame.write_csv())
     elif fmt == "json":

@@ -68,8 +68,14 @@ def published_tables(home: Path) -> dict[str, Path]:
     return {m["name"]: out / m["file"] for m in models}
 
 
-def query(sql: str, home: str | None = None, dialect: str = "duckdb") -> pl.DataFrame:
-    """Run one read-only query over the published exports; the frame of its result."""
+def query(sql: str, home: str | None = None, dialect: str = "duckdb", target: str = "dev") -> pl.DataFrame:
+    """Run one read-only query over the published exports (target `spark`: over the Spark warehouse's tables); the
+    frame of its result. The query is parsed and checked before any connection or session opens."""
+    if target == "spark":
+        text = transpile(sql, dialect, "spark")
+        from python_jobs.warehouse.spark_session import query as spark_query
+
+        return spark_query(text, home=home)
     text = transpile(sql, dialect, "duckdb")
     h = warehouse_home(home)
     tables = published_tables(h)
