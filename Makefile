@@ -6,7 +6,7 @@ VENV := .venv
 STAMP := $(VENV)/.installed-$(shell sha256sum pyproject.toml | cut -c1-16)
 PYTEST_ARGS ?= -n 2
 
-.PHONY: demo test lint dashboard install clean
+.PHONY: demo test test-deps lint dashboard install clean
 
 install: $(STAMP)
 
@@ -29,8 +29,25 @@ demo: $(STAMP)
 dashboard: $(STAMP)
 	$(VENV)/bin/finrag dashboard
 
-test: lint
-	HF_HUB_OFFLINE=1 $(VENV)/bin/pytest $(PYTEST_ARGS)
+test: lint test-deps
+	HF_HUB_OFFLINE=1 $(VENV)/bin/pytest $(PYTEST_ARGS) --durations=25
+
+# What the tests need outside the venv, from Debian's packages, installed only when missing: headless Chromium and
+# its driver for the browser tests (tests/support/browser.py), a Java runtime for PySpark (the spark target's tests).
+# apt-get runs as root, or through sudo; `apt-get update` only when the first try cannot find the packages.
+APT_GET = DEBIAN_FRONTEND=noninteractive $(if $(filter 0,$(shell id -u)),,sudo )apt-get
+# a package list goes in only when its command is missing: /usr/bin/chromium and chromedriver, java
+define apt_install_missing
+	@if ! ( $(1) ); then \
+	    echo "installing $(2)"; \
+	    $(APT_GET) install -y --no-install-recommends $(2) || \
+	        { $(APT_GET) update && $(APT_GET) install -y --no-install-recommends $(2); }; \
+	fi
+endef
+
+test-deps:
+	$(call apt_install_missing,test -x /usr/bin/chromium && test -x /usr/bin/chromedriver,chromium chromium-driver)
+	$(call apt_install_missing,command -v java >/dev/null,openjdk-17-jre-headless)
 
 # ruff over the Python; sqlfluff (dbt templater, .sqlfluff) over the compiled models and singular tests. The dbt
 # templater compiles the project, and models that read the metric registry at compile time need the seeds loaded:
