@@ -11,7 +11,6 @@ exist, their labels, order and granularities come from the metric registry (dim_
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -34,12 +33,31 @@ def home_path(home: str | os.PathLike[str] | None = None) -> Path:
     return Path(raw).expanduser().resolve()
 
 
-def mart_file(home: Path, name: str) -> Path:
-    return home / EXPORTS / f"{name}.parquet"
+def published(home: Path) -> dict[str, list[Path]] | None:
+    """Published name -> its Parquet files, from the one manifest (python_jobs/warehouse/publishing.py); None when
+    nothing is published or the published state is stale (publishing_problem says which)."""
+    from python_jobs.warehouse.publishing import PublishError, published_tables
+
+    try:
+        return published_tables(home)
+    except PublishError:
+        return None
+
+
+def publishing_problem(home: Path) -> str | None:
+    """Why nothing can be read (nothing published, or stale: a newer build was not published), or None."""
+    from python_jobs.warehouse.publishing import PublishError, read_manifest
+
+    try:
+        read_manifest(home)
+    except PublishError as exc:
+        return str(exc)
+    return None
 
 
 def has_mart(home: Path, name: str) -> bool:
-    return mart_file(home, name).exists()
+    tables = published(home)
+    return tables is not None and name in tables
 
 
 def landing_validations(home: Path) -> dict[str, Any]:
@@ -56,10 +74,17 @@ def landing_validations(home: Path) -> dict[str, Any]:
 
 
 def export_manifest(home: Path) -> dict[str, Any] | None:
-    path = home / EXPORTS / "_manifest.json"
-    if not path.exists():
+    """The published state's manifest (build and publish times, every model with its rows and columns); None when
+    nothing is published or it is stale."""
+    from python_jobs.warehouse.publishing import PublishError, read_manifest
+
+    try:
+        manifest = read_manifest(home)
+    except PublishError:
         return None
-    return json.loads(path.read_text())
+    return {"build_id": manifest.build_id, "built_at": manifest.built_at.isoformat(),
+            "published_at": manifest.published_at.isoformat(),
+            "models": [{"name": m.name, "rows": m.rows, "columns": m.columns} for m in manifest.models.values()]}
 
 
 def _literal(text: str) -> str:
@@ -71,11 +96,12 @@ def query(home: Path, sql: str, params: Sequence[object] | None = None, marts: I
     """Run `sql` over views named after the marts (their Parquet exports) and `lake_<table>` (the lake's
     partitions). None when a mart is not published or a lake table does not exist."""
     views: list[str] = []
+    tables = published(home) if marts else {}
     for name in marts:
-        path = mart_file(home, name)
-        if not path.exists():
+        if tables is None or name not in tables:
             return None
-        views.append(f'create view "{name}" as select * from read_parquet({_literal(str(path))})')
+        paths = ", ".join(_literal(str(f)) for f in tables[name])
+        views.append(f'create view "{name}" as select * from read_parquet([{paths}], union_by_name = true)')
     for table in lake:
         folder = home / "lake" / table
         if not any(folder.glob("*/*.parquet")):

@@ -130,7 +130,7 @@ def sidebar_status(h: Path) -> None:
     manifest = data.export_manifest(h)
     st.sidebar.caption(f"Warehouse home: `{h}`")
     if manifest is None:
-        st.sidebar.warning("No published marts yet: run `finrag build`.")
+        st.sidebar.warning(data.publishing_problem(h) or "No published marts yet: run `dbt build`.")
     else:
         st.sidebar.caption(f"Built {manifest['built_at'][:19]} · published {manifest['published_at'][:19]} · "
                            f"{len(manifest['models'])} marts")

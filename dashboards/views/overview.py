@@ -63,9 +63,9 @@ else:
 st.header("Published marts")
 manifest = data.export_manifest(home)
 if manifest is None:
-    ui.no_data(f"no marts published under {home / data.EXPORTS}")
+    ui.no_data(data.publishing_problem(home) or f"no marts published under {home / data.EXPORTS}")
     st.stop()
-st.caption(f"Built {manifest['built_at']} · published {manifest['published_at']} · from {manifest['warehouse']}. "
+st.caption(f"Built {manifest['built_at']} · published {manifest['published_at']} (build {manifest['build_id']}). "
            "The dashboard reads these Parquet files (and the lake), never the DuckDB file.")
 ui.show_table(pl.DataFrame([{"model": m["name"], "rows": m["rows"], "columns": len(m["columns"])}
                             for m in manifest["models"]]))

@@ -1,11 +1,11 @@
 {% macro question_metric_scores_retrieval_versions() %}
 {#-
     A select of each retrieval run's version in fct_question_metric_scores (run_id, run_version): the version of
-    its per-question scores and this model's code (code_fingerprint: its SQL, the metric registry seed, macros).
+    its per-question scores and this model's code (code_fingerprint: what its SQL is made of).
 -#}
     select distinct
         run_id,
-        md5('{{ code_fingerprint() }}|' || run_version) as run_version
+        md5({{ code_fingerprint() }} || '|' || run_version) as run_version
     from {{ ref('fct_retrieval_question_scores') }}
 {% endmacro %}
 

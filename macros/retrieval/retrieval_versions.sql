@@ -1,7 +1,8 @@
 {#-
     What an incremental retrieval model recomputes, derived rather than declared: a run's version is a hash of
-    - the model's code: its own checksum and every upstream model's and seed's, the macros they call, and the vars
-      that shape the SQL (code_fingerprint), so a change to any of them recomputes every run;
+    - the model's code: what its compiled SQL is made of, derived from dbt's graph (code_fingerprint: every upstream
+      model and seed, the macros they call, the vars and env vars they name, the Python functions they call), so a
+      change to any of them recomputes every run of the models it reaches;
     - the lake partitions the model reads for that run: of every lake table upstream of the model in dbt's graph
       (upstream_lake_tables), the run's own partitions (tables partitioned by run_id: retrieval_runs,
       retrieval_results) and every partition of the run's dataset (qrels, questions, chunks, documents), each as
@@ -36,12 +37,20 @@
 
 {% macro code_fingerprint(node_id=none) %}
 {#-
-    A hash of what a node's SQL is made of: the checksums of the node and of every model and seed upstream of it,
-    the SQL of every macro they call, and the vars that shape the models (retrieval_ks, drilldown_depth).
+    What a node's compiled SQL is made of, derived from dbt's graph, as a SQL expression (a string):
+    - the node's and every upstream model's and seed's checksum (a seed's is its file's: a changed row counts);
+    - the text of every macro they call, followed through the macros those call (and each macro's adapter
+      implementations default__ / duckdb__ / spark__, which adapter.dispatch picks at run time);
+    - the value of every var and env var named in that code (var('...') / env_var('...')), so e.g.
+      `--vars '{retrieval_exclude_without_content: []}'` recomputes the runs of the models that read it;
+    - the source of every Python function the warehouse registers into SQL that the code calls (sql_function_version,
+      python_jobs/warehouse/sql_functions.py: the function, what it calls, the versions of the libraries it uses).
+    Graph, macros and vars are hashed at compile time; the function part is looked up by the database at run time.
 -#}
 {%- set start = node_id or model.unique_id -%}
 {%- set seen = [] -%}
 {%- set parts = [] -%}
+{%- set texts = [] -%}
 {%- set macros = [] -%}
 {%- set queue = [start] -%}
 {%- for _ in range(1000) if queue -%}
@@ -50,18 +59,37 @@
         {%- do seen.append(uid) -%}
         {%- set node = graph.nodes[uid] -%}
         {%- do parts.append(uid ~ '=' ~ node.checksum.checksum) -%}
-        {%- for m in node.depends_on.macros if m not in macros -%}
-            {%- do macros.append(m) -%}
-        {%- endfor -%}
+        {%- do texts.append(node.raw_code or '') -%}
+        {%- do macros.extend(node.depends_on.macros) -%}
         {%- do queue.extend(node.depends_on.nodes) -%}
     {%- endif -%}
 {%- endfor -%}
-{%- for m in macros | sort if m in graph.macros -%}
-    {%- do parts.append(m ~ '=' ~ local_md5(graph.macros[m].macro_sql)) -%}
+{%- set done = [] -%}
+{%- for _ in range(5000) if macros -%}
+    {%- set uid = macros.pop(0) -%}
+    {%- if uid not in done -%}
+        {%- do done.append(uid) -%}
+        {%- set package, name = uid.split('.')[1], uid.split('.')[2] -%}
+        {%- set namespace = context if package == project_name else context.get(package, {}) -%}
+        {%- for candidate in [name, 'default__' ~ name, target.type ~ '__' ~ name, 'spark__' ~ name] -%}
+            {%- set found = namespace.get(candidate) -%}
+            {%- if found is not none and found.macro is defined -%}
+                {%- do parts.append(found.macro.unique_id ~ '=' ~ local_md5(found.macro.macro_sql)) -%}
+                {%- do texts.append(found.macro.macro_sql) -%}
+                {%- do macros.extend(found.macro.depends_on.macros) -%}
+            {%- endif -%}
+        {%- endfor -%}
+    {%- endif -%}
 {%- endfor -%}
-{%- do parts.append('retrieval_ks=' ~ (var('retrieval_ks') | join(','))) -%}
-{%- do parts.append('drilldown_depth=' ~ var('drilldown_depth')) -%}
-{{ return(local_md5(parts | sort | join('|'))) }}
+{%- set code = texts | join('\n') -%}
+{%- for name in modules.re.findall("\\bvar\\(\\s*['\"]([A-Za-z_][A-Za-z0-9_]*)['\"]", code) | unique | sort -%}
+    {%- do parts.append('var ' ~ name ~ '=' ~ tojson(var(name, none), sort_keys=true)) -%}
+{%- endfor -%}
+{%- for name in modules.re.findall("\\benv_var\\(\\s*['\"]([A-Za-z_][A-Za-z0-9_]*)['\"]", code) | unique | sort -%}
+    {%- do parts.append('env ' ~ name ~ '=' ~ env_var(name, '')) -%}
+{%- endfor -%}
+{%- set called = modules.re.findall("\\b([A-Za-z_][A-Za-z0-9_]*)\\s*\\(", code) | unique | sort -%}
+{{ return("'" ~ local_md5(parts | unique | sort | join('|')) ~ "' || sql_function_version('" ~ called | join(',') ~ "')") }}
 {% endmacro %}
 
 
@@ -70,7 +98,7 @@
 {%- set tables = upstream_lake_tables() -%}
     select
         runs.run_id,
-        md5('{{ code_fingerprint() }}|' || coalesce({{ ordered_string_agg(
+        md5({{ code_fingerprint() }} || '|' || coalesce({{ ordered_string_agg(
             "parts.table_name || '/' || parts.partition_value || ':' || cast(parts.n_rows as string) || '@'
                 || cast(parts.loaded_at as string)",
             "','", ['parts.table_name', 'parts.partition_value']

@@ -1,8 +1,9 @@
-"""`finrag build`: `dbt build` over the lake into the warehouse file (refreshes every metric), then publishes the
-marts as Parquet under <home>/exports/marts for the dashboard and BI tools (skip with --no-publish).
+"""`finrag build`: `dbt build` over the lake into the warehouse file (refreshes every metric). dbt itself publishes the
+marts as Parquet under <home>/exports/marts for the readers (macros/publishing/publish_marts.sql; --no-publish sets
+FINRAG_PUBLISH=0), so this is a convenience over a plain `dbt build`, never a second path: the same build, planned.
 
 Without dbt arguments it builds only what the lake's changes since the last build reach (build_plan.py): the
-models downstream of each changed lake table and their data tests, then republishes the marts that were rebuilt.
+models downstream of each changed lake table and their data tests; dbt republishes the marts it rebuilt.
 dbt unit tests check the project's SQL, not the data, so a build leaves them out unless asked (--unit-tests), as
 dbt recommends for production builds."""
 
@@ -17,18 +18,19 @@ from python_jobs.core.config import warehouse_home
 from python_jobs.core.console import QUIET, VERBOSE, say, verbosity
 from python_jobs.warehouse import build_plan
 from python_jobs.warehouse.dbt_runner import run_dbt
-from python_jobs.warehouse.publishing import PublishError, built_by_last_run, exports_dir, publish
+from python_jobs.warehouse.publishing import exports_dir
 
 
 @click.command("build", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-@click.option("--no-publish", is_flag=True, help="Do not export the marts to Parquet after the build.")
+@click.option("--no-publish", is_flag=True,
+              help="Do not publish the marts (readers then say the published state is stale until `finrag publish`).")
 @click.option("--all", "build_all", is_flag=True,
               help="Build every model, not only those downstream of the lake tables that changed.")
 @click.option("--unit-tests", is_flag=True, help="Also run dbt's unit tests (the hand-worked cases of the SQL).")
 @target_option
 @click.pass_context
 def command(ctx: click.Context, no_publish: bool, build_all: bool, unit_tests: bool, target: str) -> None:
-    """Run `dbt build` (extra arguments go to dbt, e.g. `--select marts`), then publish the marts."""
+    """Run `dbt build` (extra arguments go to dbt, e.g. `--select marts`), which publishes the marts."""
     home = warehouse_home()
     quiet = verbosity() <= QUIET  # --quiet: dbt's errors only (--verbose: dbt's debug log too)
     args = list(ctx.args)
@@ -58,16 +60,11 @@ def command(ctx: click.Context, no_publish: bool, build_all: bool, unit_tests: b
     if not whole:
         build_plan.forget(home)  # a subset, or other vars: the next plain build must not trust the record
     # same code as the last recorded build, only lake changes: data tests read the rows this build touched
-    scope = {"FINRAG_TEST_SCOPE": "touched" if select else "all"}
-    code = run_dbt([*debug, "build", *args, *select, *excluded], quiet=quiet, env=scope)
+    env = {"FINRAG_TEST_SCOPE": "touched" if select else "all", "FINRAG_PUBLISH": "0" if no_publish else "1"}
+    code = run_dbt([*debug, "build", *args, *select, *excluded], quiet=quiet, env=env)
     if code:
         sys.exit(code)
     if snapshot is not None:
         build_plan.record(home, snapshot)
     if not no_publish:
-        # only after a successful build: a failed one leaves the previous exports in place
-        try:
-            published = publish(only=built_by_last_run(home) if select else None)
-        except PublishError as exc:
-            raise click.ClickException(f"dbt build succeeded, but publishing the marts failed: {exc}") from None
-        say(f"published {len(published)} marts to {exports_dir()}")
+        say(f"published the marts to {exports_dir()}")

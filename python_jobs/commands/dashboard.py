@@ -1,6 +1,6 @@
 """`finrag dashboard`: the Streamlit dashboard over the published marts (dashboards/app.py).
 
-It reads only Parquet (<home>/exports/marts, written by `finrag build` / `finrag publish`, and the lake), never the
+It reads only Parquet (<home>/exports/marts, published by every build), never the
 DuckDB file, so `dbt build` can run while it serves. Beside it, on --docs-port, a loopback HTTP server serves the
 home's Great Expectations Data Docs (<home>/data_docs: every landing's validation), which the overview page links to
 (python_jobs/core/data_docs_server.py says why Streamlit cannot serve them itself)."""
@@ -15,7 +15,7 @@ import click
 
 from python_jobs.core.config import HOME_ENV, PROJECT_DIR, data_docs_dir, warehouse_home
 from python_jobs.core.console import say
-from python_jobs.warehouse.publishing import MANIFEST_NAME, exports_dir
+from python_jobs.warehouse.publishing import PublishError, read_manifest
 
 APP = PROJECT_DIR / "dashboards" / "app.py"
 
@@ -28,9 +28,10 @@ APP = PROJECT_DIR / "dashboards" / "app.py"
 def command(port: int, host: str, docs_port: int | None) -> None:
     """Serve the dashboard (leaderboard, topic x task heatmap, slices, run vs run, judge agreement, drill-down)."""
     home = warehouse_home()
-    if not (exports_dir(home) / MANIFEST_NAME).exists():
-        say(f"warning: no published marts under {exports_dir(home)} yet: run `finrag build` "
-            "(or `finrag publish` after a build); the pages will say so")
+    try:
+        read_manifest(home)
+    except PublishError as exc:
+        say(f"warning: {exc}; the pages will say so")
     docs_port = port + 1 if docs_port is None else docs_port
     # the child inherits our process group (a Ctrl-C reaches it) and exits when this pid (Streamlit after the
     # exec below) is gone

@@ -1,47 +1,102 @@
 """What `finrag build` has to rebuild: the models downstream of the lake tables that changed since the last build.
 
-A build's inputs are the project's code (models, macros, seeds, dbt tests, the dbt config, the functions the plugin
-registers, the lake contracts) and the lake's partitions. After each successful build the home keeps a record of
-both (`<home>/dbt_target/finrag_build_state.json`: a hash of the code, and each partition's file size and mtime).
-The next build compares: same code and some lake tables changed → `dbt build --select source:lake.<table>+` for
-each changed table (dbt then runs those models and the data tests attached to them, nothing else); same code and
-no change → nothing to build; anything else (no record, no warehouse file, other code) → every model.
+A build's inputs are the project's code and the lake's partitions. The code is derived, never listed: dbt_project.yml
+and profiles.yml, every file under the paths dbt_project.yml gives dbt (model-paths, macro-paths, seed-paths,
+test-paths, ...), and the Python that runs inside dbt: the plugin modules profiles.yml names and every project
+module they import, followed through the imports, with the data files of their packages (the lake contracts).
+After each successful build the home keeps a record of both (`<home>/dbt_target/finrag_build_state.json`: a hash of
+the code, and each partition's file size and mtime). The next build compares: same code and some lake tables
+changed → `dbt build --select source:lake.<table>+` for each changed table (dbt then runs those models and the data
+tests attached to them, nothing else); same code and no change → nothing to build; anything else (no record, no
+warehouse file, other code) → every model.
 
-Incremental models still decide per run what to recompute (macros/retrieval/retrieval_versions.sql); this only
-spares dbt the models and tests whose inputs did not move. A build that fails leaves the record as it was, so the
-next build selects the same tables again.
+Incremental models still decide per run what to recompute (macros/retrieval/retrieval_versions.sql, which derives a
+model's inputs from dbt's graph in the same spirit); this only spares dbt the models and tests whose inputs did not
+move. A build that fails leaves the record as it was, so the next build selects the same tables again.
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
+
 from python_jobs.core.config import PROJECT_DIR, lake_dir, warehouse_db
-from python_jobs.core.contracts import CONTRACTS_YML
 
 STATE_NAME = "finrag_build_state.json"
-# everything a `dbt build` result depends on besides the lake (paths relative to the project)
-CODE_DIRS = ("models", "macros", "seeds", "tests/dbt")
-CODE_FILES = ("dbt_project.yml", "profiles.yml", "python_jobs/warehouse/dbt_plugin.py",
-              "python_jobs/warehouse/text_metrics.py")
 _LAKE_INTERNAL = ("_staging", "_journal", "_trash")
+# dbt_project.yml keys that name where dbt writes, not what it reads
+_OUTPUT_PATHS = ("target-path", "packages-install-path", "log-path")
 
 
 def state_path(home: Path) -> Path:
     return home / "dbt_target" / STATE_NAME
 
 
+def _plugin_modules(project: Path) -> list[str]:
+    """The modules profiles.yml loads into dbt (its outputs' `plugins: - module: ...`)."""
+    path = project / "profiles.yml"
+    profiles = yaml.safe_load(path.read_text()) if path.exists() else {}
+    return sorted({plugin["module"] for profile in (profiles or {}).values() if isinstance(profile, dict)
+                   for output in (profile.get("outputs") or {}).values()
+                   for plugin in (output.get("plugins") or []) if "module" in plugin})
+
+
+def _module_file(project: Path, name: str) -> Path | None:
+    base = project.joinpath(*name.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def python_closure(project: Path, modules: list[str]) -> list[Path]:
+    """The project's source files of `modules` and of every project module they import (read from the source, not
+    imported), plus the data files of the packages they live in."""
+    package = PROJECT_DIR.joinpath("python_jobs").name
+    todo, files = list(modules), set()
+    while todo:
+        name = todo.pop()
+        path = _module_file(project, name)
+        if path is None or path in files:
+            continue
+        files.add(path)
+        files.update(p for p in path.parent.rglob("*") if p.is_file() and p.suffix not in (".py", ".pyc")
+                     and "__pycache__" not in p.parts)
+        own_package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                todo += [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = (own_package.split(".")[: len(own_package.split(".")) - node.level + 1] if node.level
+                        else [])
+                module = ".".join([*base, *([node.module] if node.module else [])])
+                todo += [module, *(f"{module}.{a.name}" for a in node.names)]
+        todo = [m for m in todo if m.split(".")[0] == package]
+    return sorted(files)
+
+
+def code_files(project: Path = PROJECT_DIR) -> list[Path]:
+    """Every file a build's output depends on besides the lake (see the module docstring)."""
+    config_path = project / "dbt_project.yml"
+    config = yaml.safe_load(config_path.read_text()) if config_path.exists() else {}
+    dirs = sorted({d for key, value in (config or {}).items() if key.endswith("-paths") and key not in _OUTPUT_PATHS
+                   for d in ([value] if isinstance(value, str) else value or [])})
+    files = [project / "dbt_project.yml", project / "profiles.yml"]
+    for d in dirs:
+        files += sorted(p for p in (project / d).rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    return files + python_closure(project, _plugin_modules(project))
+
+
 def code_hash(project: Path = PROJECT_DIR) -> str:
     """A hash of the project files a build's output depends on (names and contents)."""
     h = hashlib.sha256()
-    files = [project / f for f in CODE_FILES] + [CONTRACTS_YML]
-    for d in CODE_DIRS:
-        files += sorted(p for p in (project / d).rglob("*") if p.is_file() and "__pycache__" not in p.parts)
-    for f in files:
+    for f in code_files(project):
         if f.exists():
             h.update(str(f.relative_to(project) if f.is_relative_to(project) else f.name).encode() + b"\0")
             h.update(f.read_bytes() + b"\0")

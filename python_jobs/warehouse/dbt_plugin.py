@@ -1,5 +1,6 @@
 """dbt-duckdb plugin: makes sure the lake exists (typed empty placeholders, so every source binds on a fresh
-home), holds it still for the run (Lake.reading), and registers the project's scalar text metrics
+home), holds it still for the run (Lake.reading), prepares the published state's directory (and deletes exports no
+manifest names any more: python_jobs/warehouse/publishing.py), and registers the project's scalar text metrics
 (python_jobs/warehouse/text_metrics.py) and the run comparison's statistics (python_jobs/warehouse/paired_tests.py)
 on every connection dbt opens."""
 
@@ -10,7 +11,7 @@ from typing import Any
 from dbt.adapters.duckdb.plugins import BasePlugin
 
 from python_jobs.core.lake import Lake
-from python_jobs.warehouse import paired_tests
+from python_jobs.warehouse import paired_tests, publishing, sql_functions
 from python_jobs.warehouse.text_metrics import register_duckdb_functions, register_duckdb_macros
 
 
@@ -20,12 +21,15 @@ class Plugin(BasePlugin):
         # swap), so no model reads one table of a load new and another old; released when dbt exits
         self._lake_view = Lake().reading()
         self._lake_view.__enter__()
+        publishing.prepare()
 
     def configure_connection(self, conn: Any) -> None:
         # rouge_l_f, token_f1, exact_match, bleu, numeric_match, numeric_gold, first_words
         register_duckdb_functions(conn)
         # paired_tests: the run comparison's bootstrap interval, paired t-test and randomization test
         paired_tests.register_duckdb_functions(conn)
+        # sql_function_version: what the registered functions compute with (the models' run versions include it)
+        sql_functions.register_duckdb_version_function(conn)
 
     def configure_cursor(self, cursor: Any) -> None:
         register_duckdb_macros(cursor)

@@ -36,6 +36,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from python_jobs.warehouse import sql_functions
+
 # elements of one block of a random matrix (rows x n): bounds the memory of one step at 8 MB of float64
 _BLOCK_ELEMENTS = 1 << 20
 # comparisons multiplied at once: the resample means of a batch (resamples x batch) stay under ~40 MB
@@ -178,6 +180,7 @@ def register_duckdb_functions(conn) -> None:
 
     existing = {r[0] for r in conn.execute(
         "select function_name from duckdb_functions() where function_type = 'scalar'").fetchall()}
+    sql_functions.register("paired_tests", _arrow_paired_tests)
     if "paired_tests" in existing:
         return
     result = duckdb.struct_type({name: t.BOOLEAN if name == "randomization_exact" else t.DOUBLE for name in FIELDS})
@@ -193,6 +196,7 @@ def register_spark_functions(spark) -> None:
     import pandas as pd
     from pyspark.sql.functions import pandas_udf
 
+    sql_functions.register("paired_tests", _arrow_paired_tests)
     def udf(diffs, resamples, sign_flips, seeds, levels):
         import pyarrow as pa
 

@@ -1,4 +1,4 @@
-"""`finrag report --run-id ID`: a retrieval run's metrics, read from the marts the last `dbt build` published.
+"""`finrag report --run-id ID`: a retrieval run's metrics, read from the marts the last build published.
 
     --format trec    trec_eval's layout, `measure<TAB>all<TAB>value`: num_q, num_ret, num_rel, num_rel_ret, then
                      each retrieval metric that has a trec_eval name in the metric registry (dim_metrics, in its
@@ -16,34 +16,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import duckdb
 import polars as pl
 
-from python_jobs.core.config import warehouse_db, warehouse_home
 from python_jobs.core.errors import InputError
+from python_jobs.warehouse.queries import select
 
 GRANULARITIES = ("chunk", "page", "doc")
 DEFAULT_TARGET = "dev"  # profiles.yml: DuckDB
 
 
 def query_marts(sql: str, params: Sequence[object] = (), target: str = DEFAULT_TARGET) -> pl.DataFrame:
-    """One read-only query of the warehouse's marts on a connection closed at once, so a report never blocks
-    `dbt build` (finrag report, finrag compare); on the `spark` target, of the Spark warehouse's tables (the SQL
-    here is written to run on both)."""
+    """One query of the published marts (finrag report, finrag compare), the state every reader sees; on the
+    `spark` target, of the Spark warehouse's tables (the SQL here is written to run on both)."""
     if target == "spark":
         from python_jobs.warehouse.spark_session import query
 
         return query(sql, params)
-    db = warehouse_db(warehouse_home())
-    if not db.exists():
-        raise InputError(f"no warehouse at {db}: run `finrag build` first")
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.sql(sql, params=list(params)).pl()
-    except duckdb.CatalogException as exc:
-        raise InputError(f"a mart is missing ({str(exc).splitlines()[0]}): run `finrag build`") from None
-    finally:
-        con.close()
+    return select(sql, params)
 
 
 def leaderboard(run_id: str, target: str = DEFAULT_TARGET) -> pl.DataFrame:

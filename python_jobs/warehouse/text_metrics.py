@@ -27,6 +27,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from python_jobs.warehouse import sql_functions
+
 # ---- SQuAD normalisation (token F1, exact match) ---------------------------------------------------------------
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = set(string.punctuation)
@@ -302,10 +304,14 @@ def register_duckdb_functions(conn) -> None:
     existing = {r[0] for r in conn.execute(
         "select function_name from duckdb_functions() where function_type = 'scalar'").fetchall()}
     for name, (fn, n_args) in SQL_FUNCTIONS.items():
+        sql_functions.register(name, fn, _arrow_udf)
         if name in existing:
             continue
         conn.create_function(name, _arrow_udf(fn, n_args), [t.VARCHAR] * n_args, t.DOUBLE, type="arrow",
                              null_handling="special", side_effects=False)
+    sql_functions.register("numeric_match_tol", numeric_match, _arrow_udf)
+    sql_functions.register("numeric_match", numeric_match, register_duckdb_macros)
+    sql_functions.register("first_words", first_words)
     if "numeric_match_tol" not in existing:
         conn.create_function("numeric_match_tol", _arrow_udf(numeric_match, 3), [t.VARCHAR, t.VARCHAR, t.DOUBLE],
                              t.DOUBLE, type="arrow", null_handling="special", side_effects=False)
@@ -353,7 +359,10 @@ def register_spark_functions(spark) -> None:
     from pyspark.sql.functions import pandas_udf
 
     for name, (fn, n_args) in SQL_FUNCTIONS.items():
+        sql_functions.register(name, fn, _arrow_udf)
         spark.udf.register(name, pandas_udf(_pandas_rows(fn, n_args), "double"))
+    sql_functions.register("numeric_match", numeric_match, register_duckdb_macros)
+    sql_functions.register("first_words", first_words)
     spark.udf.register("numeric_match", pandas_udf(_pandas_rows(numeric_match, 3), "double"))
     spark.udf.register("first_words", pandas_udf(_pandas_rows(
         lambda text, n: first_words(text, None if n is None else int(n)), 2), "string"))

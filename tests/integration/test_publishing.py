@@ -1,0 +1,97 @@
+"""`dbt build` is the interface: a plain `dbt build` publishes what every reader reads (macros/publishing/
+publish_marts.sql), exactly as `finrag build` does; a reader that finds a newer build than what is published says so
+instead of answering; a reader sees one build's files or the next one's; exports no manifest names any more are
+deleted. Real dbt, real DuckDB, trec_eval's fixtures and the dashboard suites' home."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+
+from python_jobs.warehouse.publishing import read_manifest
+from support.dashboard_home import dashboard_home
+from support.project_copy import copy_project, plain_dbt_build
+
+pytestmark = pytest.mark.slow
+
+
+def exports(home: Path) -> Path:
+    return home / "exports" / "marts"
+
+
+def published_frames(home: Path) -> dict[str, pl.DataFrame]:
+    """Every published table as read through its manifest, rows sorted on every column."""
+    manifest = read_manifest(home)
+    out = {}
+    for name, model in manifest.models.items():
+        files = [str(exports(home) / f) for f in model.files]
+        frame = duckdb.sql(f"select * from read_parquet({files})").pl()
+        sortable = [c for c, t in frame.schema.items() if not isinstance(t, (pl.List, pl.Struct, pl.Array))]
+        out[name] = frame.sort(sortable, nulls_last=True) if sortable and frame.height else frame
+    return out
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return copy_project(tmp_path_factory.mktemp("publishing") / "project")
+
+
+def test_a_plain_dbt_build_refreshes_what_every_reader_reads(home: Path, finrag, shared_data: Path,
+                                                            project: Path) -> None:
+    fixtures = shared_data / "trec_eval_fixtures"
+    finrag("ingest", "trec-qrels", str(fixtures / "qrels.test"), "--dataset", "trec")
+    finrag("ingest", "trec-run", str(fixtures / "results.test"), "--dataset", "trec", "--run-id", "first")
+    finrag("build")
+    first = read_manifest(home)
+    finrag("ingest", "trec-run", str(fixtures / "results-302.test"), "--dataset", "trec", "--run-id", "second")
+
+    plain_dbt_build(project, home)
+    manifest = read_manifest(home)
+    assert manifest.build_id != first.build_id and manifest.built_at > first.built_at
+    runs = finrag("sql", "select distinct run_id from mart_retrieval_leaderboard order by 1", "--format", "csv")
+    assert runs.stdout.splitlines() == ["run_id", "first", "second"]
+    questions = finrag("sql", "select count(*) as n from dim_questions", "--format", "csv")
+    assert questions.stdout.splitlines() == ["n", "3"]
+    report = finrag("report", "--run-id", "second", "--format", "trec")
+    assert "num_q\tall\t1" in report.stdout.replace("\t\t", "\t") or "num_q" in report.stdout
+    compared = finrag("compare", "--run-a", "first", "--run-b", "second", "--format", "json")
+    assert json.loads(compared.stdout)
+
+    # a build that does not publish: the readers say the published state is stale, and do not answer
+    finrag("ingest", "trec-run", str(fixtures / "results.test"), "--dataset", "trec", "--run-id", "third")
+    finrag("build", "--no-publish")
+    stale = finrag("sql", "select 1", check=False)
+    assert stale.returncode == 2 and "stale" in stale.stderr and "finrag publish" in stale.stderr, stale.stderr
+    assert finrag("report", "--run-id", "first", check=False).returncode == 2
+    finrag("publish")
+    runs = finrag("sql", "select count(distinct run_id) as n from mart_retrieval_leaderboard", "--format", "csv")
+    assert runs.stdout.splitlines() == ["n", "3"]
+
+    # the files of the current and the previous manifest are kept; the next build deletes the older ones
+    out = exports(home)
+    named = {f for m in read_manifest(home).models.values() for f in m.files}
+    previous = {f for m in json.loads((out / "_manifest.previous.json").read_text())["models"] for f in m["files"]}
+    plain_dbt_build(project, home, "--select", "dim_metrics")
+    left = {p.name for p in out.glob("*.parquet")}
+    assert named <= left  # now the previous manifest's
+    assert not (previous - named) & left
+    assert left <= named | {f for m in read_manifest(home).models.values() for f in m.files}
+
+
+def test_finrag_build_and_dbt_build_publish_the_same(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path,
+                                                   project: Path) -> None:
+    dash = dashboard_home(tmp_path_factory)  # built by `finrag build`
+    home = tmp_path / "home"
+    home.mkdir()
+    shutil.copytree(dash.home / "lake", home / "lake", symlinks=True)
+    plain_dbt_build(project, home)
+    by_finrag, by_dbt = published_frames(dash.home), published_frames(home)
+    assert sorted(by_dbt) == sorted(by_finrag)
+    assert sum(frame.height for frame in by_dbt.values()) > 1000
+    differ = [name for name in by_finrag if not by_finrag[name].equals(by_dbt[name])]
+    assert differ == []
