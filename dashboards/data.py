@@ -19,10 +19,10 @@ from typing import Any
 import duckdb
 import polars as pl
 
+from python_jobs.core.rules import GRANULARITIES
+
 EXPORTS = Path("exports") / "marts"
 
-SLICE_DIMENSIONS = ("doc_type", "question_type", "dataset", "task", "topic_l1", "topic_l2", "topic_l3", "company",
-                    "sector")
 # what "flipped" means on the run-vs-run page: the question passes (value >= threshold) in one run and not in the
 # other; scores are all in [0, 1], so 0.5 is the default (0/1 metrics: hit vs miss; judged correctness: correct vs not)
 DEFAULT_FLIP_THRESHOLD = 0.5
@@ -170,8 +170,7 @@ def own_granularity_metrics(home: Path) -> list[tuple[str, str, str]]:
 
 # ---------------------------------------------------------------------------------------------------- leaderboard
 
-# granularities from the finest to the coarsest: the leaderboard's default is the finest one with data
-GRANULARITIES = ("chunk", "page", "doc")
+# granularities from the finest to the coarsest (the rules' order): the leaderboard's default is the finest with data
 
 
 def run_labels(home: Path) -> dict[str, str]:

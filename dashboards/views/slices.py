@@ -11,6 +11,7 @@ import polars as pl  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from dashboards import data, ui  # noqa: E402
+from python_jobs.core.rules import SLICE_DIMENSIONS  # noqa: E402
 
 home = ui.home()
 st.title("Slices")
@@ -48,7 +49,7 @@ if kind == "Retrieval":
     with cols[1]:
         k = ui.pick("k (0 = the whole ranking)", data.retrieval_ks(home), key="k", param="k", default=5)
     with cols[2]:
-        dimension = ui.pick("Dimension", list(data.SLICE_DIMENSIONS) + ["topic_x_task"], key="dimension",
+        dimension = ui.pick("Dimension", list(SLICE_DIMENSIONS) + ["topic_x_task"], key="dimension",
                             param="dimension")
 
     st.caption(f"Run **{run_id}**; means over the questions of each slice (mart_retrieval_by_slice), its "
@@ -99,7 +100,7 @@ else:
     with cols[0]:
         run_id = ui.pick("Answer run", list(labels), key="answer_run", param="run", format_func=labels.get)
     with cols[1]:
-        dimension = ui.pick("Dimension", list(data.SLICE_DIMENSIONS), key="answer_dimension", param="dimension")
+        dimension = ui.pick("Dimension", list(SLICE_DIMENSIONS), key="answer_dimension", param="dimension")
     with cols[2]:
         metric = ui.pick("Metric", data.metric_names(home, "lexical"), key="answer_metric", param="metric")
     frame = data.generation_slices(home, run_id, dimension, metric)

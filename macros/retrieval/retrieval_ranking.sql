@@ -185,7 +185,7 @@
             question_id,
             doc_id,
             result_position,
-            {{ unnest_series('page_start', 'coalesce(page_end, page_start)') }} as page_number
+            {{ unnest_series('page_start', chunk_last_page('page_start', 'page_end')) }} as page_number
         from {{ positioned }}
         where page_start is not null
     ),

@@ -17,8 +17,8 @@ import sys
 import click
 import polars as pl
 
+from python_jobs.core.rules import GRANULARITIES
 from python_jobs.warehouse.comparisons import WHOLE_RANKING, run_comparison
-from python_jobs.warehouse.reports import GRANULARITIES
 
 P_VALUES = ("p_ttest", "p_randomization", "p_holm")
 TABLE_COLUMNS = ("metric", "granularity", "k", "n_questions", "mean_a", "mean_b", "delta", "wins", "ties", "losses",

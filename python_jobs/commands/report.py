@@ -20,7 +20,8 @@ import polars as pl
 
 from python_jobs.commands._options import target_option
 from python_jobs.core.errors import InputError
-from python_jobs.warehouse.reports import GRANULARITIES, leaderboard, slices, trec_lines
+from python_jobs.core.rules import GRANULARITIES, SLICE_DIMENSIONS
+from python_jobs.warehouse.reports import leaderboard, slices, trec_lines
 
 
 @click.command("report")
@@ -30,8 +31,8 @@ from python_jobs.warehouse.reports import GRANULARITIES, leaderboard, slices, tr
               help="Granularity (trec format: default chunk, the docno of TREC runs; table/json: all).")
 @click.option("--complete", is_flag=True, help="trec: count qrels questions missing from the run as 0 (trec_eval -c).")
 @click.option("--slice", "dimensions", multiple=True,
-              help="table/json: means by this slice dimension (dataset, doc_type, question_type, task, topic_l1, "
-                   "topic_l2, topic_l3, company, sector, topic_x_task); repeatable.")
+              help=f"table/json: means by this slice dimension ({', '.join(SLICE_DIMENSIONS)}, topic_x_task); "
+                   "repeatable.")
 @click.option("--metric", "metrics", multiple=True, help="table/json: only these metrics (e.g. doc_rec, map).")
 @click.option("--k", "ks", type=int, multiple=True, help="table/json: only these cut-offs (0 = whole ranking).")
 @target_option

@@ -1,8 +1,8 @@
 """Training pairs and document-level k-fold cross-validation.
 
 Pairs: one (question, gold page text) pair per distinct (question, gold document, gold page) of the lake `evidence`
-(relevance > 0, a page number given) whose page is in the lake `pages` — the page text as pages.py normalises it.
-FinanceBench lists the same page twice for some questions; the pair is made once.
+(relevant by the rules, python_jobs/core/rules.yml; a page number given) whose page is in the lake `pages` — the page
+text as pages.py normalises it. FinanceBench lists the same page twice for some questions; the pair is made once.
 
 Folds: the unit of a fold is a *group* of documents — the documents with at least one pair, joined when a question
 has gold pages in more than one of them (connected components), so a question and every one of its gold documents
@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from python_jobs.core.errors import InputError
+from python_jobs.core.rules import RULES
 
 
 @dataclass(frozen=True)
@@ -44,14 +45,14 @@ class Fold:
 
 
 def gold_documents(evidence: pl.DataFrame) -> dict[str, frozenset[str]]:
-    """question_id → its gold documents (relevance > 0, with or without a page number)."""
-    gold = evidence.filter(pl.col("relevance") > 0)
+    """question_id → its gold documents (relevant evidence, with or without a page number)."""
+    gold = evidence.filter(RULES.is_relevant(pl.col("relevance")))
     return {q: frozenset(docs) for q, docs in gold.group_by("question_id").agg(pl.col("doc_id").unique()).iter_rows()}
 
 
 def training_pairs(questions: pl.DataFrame, evidence: pl.DataFrame, pages: pl.DataFrame) -> list[Pair]:
     """Every (question, gold page) whose page text is known, sorted by question, document, page."""
-    gold = (evidence.filter((pl.col("relevance") > 0) & pl.col("page_number").is_not_null())
+    gold = (evidence.filter(RULES.is_relevant(pl.col("relevance")) & pl.col("page_number").is_not_null())
             .select("question_id", "doc_id", pl.col("page_number").cast(pl.Int32)).unique())
     rows = (gold.join(questions.select("question_id", "question"), on="question_id", how="inner")
             .join(pages.select("doc_id", "page_number", "text"), on=["doc_id", "page_number"], how="inner")

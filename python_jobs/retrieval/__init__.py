@@ -22,6 +22,7 @@ import numpy as np
 import polars as pl
 
 from python_jobs.core.errors import InputError
+from python_jobs.core.rules import RULES
 from python_jobs.retrieval.conditions import Restriction
 
 RETRIEVERS = ("bm25", "dense", "hybrid", "rerank", "parent_child", "keywords", "hyde", "multi_hyde", "llm_expand",
@@ -69,7 +70,9 @@ class Corpus:
 
     @cached_property
     def page_end(self) -> np.ndarray:
-        return self.frame["page_end"].fill_null(-1).to_numpy()
+        # the last page a chunk covers, by the rules' page coverage (-1: none)
+        return self.frame.select(RULES.last_page(pl.col("page_start"), pl.col("page_end"))).to_series() \
+            .fill_null(-1).to_numpy()
 
     def mask(self, r: Restriction) -> np.ndarray:
         return r.mask(self.doc_ids, self.page_start, self.page_end)

@@ -1,9 +1,9 @@
 """Search conditions of the retrieval-gap study: the candidate set of each question.
 
 - `full`: the whole corpus (the dataset's chunks partition).
-- `oracle_doc`: only chunks of the question's gold document(s) (evidence rows with relevance > 0).
-- `oracle_page`: only chunks of a gold document that cover at least one of its gold pages
-  (page_start <= p <= page_end for a gold (doc, p)).
+- `oracle_doc`: only chunks of the question's gold document(s) (relevant evidence rows, python_jobs/core/rules.yml).
+- `oracle_page`: only chunks of a gold document that cover at least one of its gold pages (page_start <= p <= the
+  chunk's last page for a gold (doc, p); the rules' page_coverage says what a null page_end covers).
 
 A question without evidence (or, for oracle_page, without a gold page number) has no oracle candidate set and is
 skipped under the oracle conditions; the job reports how many.
@@ -17,6 +17,7 @@ import numpy as np
 import polars as pl
 
 from python_jobs.core.contracts import contract
+from python_jobs.core.rules import RULES
 from python_jobs.corpus.vectors import in_list, sql_str
 
 CONDITIONS = contract("retrieval_runs").column("condition").accepted  # full, oracle_doc, oracle_page
@@ -41,7 +42,8 @@ class Restriction:
         if self.pages is None:
             return in_list("doc_id", self.doc_ids)
         terms = [
-            f"(doc_id = {sql_str(d)} AND page_start <= {int(p)} AND page_end >= {int(p)})" for d, p in self.pages
+            f"(doc_id = {sql_str(d)} AND page_start <= {int(p)} AND "
+            f"{RULES.last_page_sql('page_start', 'page_end')} >= {int(p)})" for d, p in self.pages
         ]
         return "(" + " OR ".join(terms) + ")"
 
@@ -52,7 +54,7 @@ def restrictions(condition: str, evidence: pl.DataFrame) -> dict[str, Restrictio
         raise ValueError(f"unknown condition {condition!r}")
     if condition == "full":
         return {}
-    gold = evidence.filter(pl.col("relevance") > 0)
+    gold = evidence.filter(RULES.is_relevant(pl.col("relevance")))
     out: dict[str, Restriction] = {}
     if condition == "oracle_doc":
         for qid, docs in gold.group_by("question_id").agg(pl.col("doc_id").unique().sort()).iter_rows():

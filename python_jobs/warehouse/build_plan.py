@@ -55,10 +55,20 @@ def _module_file(project: Path, name: str) -> Path | None:
     return None
 
 
+def _package_data(directory: Path) -> list[Path]:
+    """A package directory's data files: its non-Python files and those of its subfolders that are not packages."""
+    out = []
+    for entry in directory.iterdir():
+        if entry.is_file() and entry.suffix not in (".py", ".pyc"):
+            out.append(entry)
+        elif entry.is_dir() and entry.name != "__pycache__" and not (entry / "__init__.py").exists():
+            out += _package_data(entry)
+    return out
+
+
 def python_closure(project: Path, modules: list[str]) -> list[Path]:
-    """The project's source files of `modules` and of every project module they import (read from the source, not
-    imported), plus the data files of the packages they live in."""
-    package = PROJECT_DIR.joinpath("python_jobs").name
+    """The project's source files of `modules` and of every module they import that is a file of the project (read
+    from the source, not imported; libraries are pinned by pyproject.toml), plus the data files of their packages."""
     todo, files = list(modules), set()
     while todo:
         name = todo.pop()
@@ -66,9 +76,9 @@ def python_closure(project: Path, modules: list[str]) -> list[Path]:
         if path is None or path in files:
             continue
         files.add(path)
-        files.update(p for p in path.parent.rglob("*") if p.is_file() and p.suffix not in (".py", ".pyc")
-                     and "__pycache__" not in p.parts)
+        files.update(_package_data(path.parent))
         own_package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        todo += [".".join(name.split(".")[:i]) for i in range(1, name.count(".") + 1)]  # parent packages
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
                 todo += [a.name for a in node.names]
@@ -77,7 +87,6 @@ def python_closure(project: Path, modules: list[str]) -> list[Path]:
                         else [])
                 module = ".".join([*base, *([node.module] if node.module else [])])
                 todo += [module, *(f"{module}.{a.name}" for a in node.names)]
-        todo = [m for m in todo if m.split(".")[0] == package]
     return sorted(files)
 
 

@@ -2,11 +2,11 @@
 read from the warehouse the last `dbt build` wrote (read-only, closed at once).
 
 Nothing is computed here: the means, the difference, the bootstrap interval and both p-values are the mart's (the
-statistics are defined once, in python_jobs/warehouse/paired_tests.py, and run inside dbt). The rows come in the
-metric registry's display order (dim_metrics), by granularity (chunk, page, doc) and k. Retrieval rows are kept at
-the cut-offs asked for (default k = 0, the whole ranking); lexical and judged rows have no k and are always kept.
-When the pair has no rows, the error says why: an unknown run, runs of different kinds or datasets, or a pair of a
-group larger than var run_comparison_max_runs that var run_comparison_pairs does not name.
+statistics are defined once, in python_jobs/warehouse/paired_tests.py, and run inside dbt). The rows come in the metric
+registry's display order (dim_metrics), by granularity (the rules' order, finest first) and k. Retrieval rows are kept
+at the cut-offs asked for (default k = 0, the whole ranking); lexical and judged rows have no k and are always kept.
+When the pair has no rows, the error says why: an unknown run, runs of different kinds or datasets, or a pair of a group
+larger than var run_comparison_max_runs that var run_comparison_pairs does not name.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from collections.abc import Sequence
 import polars as pl
 
 from python_jobs.core.errors import InputError
-from python_jobs.warehouse.reports import GRANULARITIES, query_marts
+from python_jobs.core.rules import GRANULARITIES
+from python_jobs.warehouse.reports import query_marts
 
 COLUMNS = ("run_a", "run_b", "run_kind", "dataset", "metric", "granularity", "k", "n_questions", "mean_a", "mean_b",
            "delta", "wins", "ties", "losses", "ci_low", "ci_high", "p_ttest", "p_randomization", "p_holm",
@@ -72,8 +73,8 @@ def run_comparison(run_a: str, run_b: str, metrics: Sequence[str] = (), granular
         left join dim_metrics using (metric)
         where comparison.run_a = ? and comparison.run_b = ?
         order by dim_metrics.display_order, comparison.metric,
-                 array_position(['chunk', 'page', 'doc'], comparison.granularity), comparison.k
-    """, [run_a, run_b])
+                 array_position(?, comparison.granularity), comparison.k
+    """, [run_a, run_b, list(GRANULARITIES)])
     if frame.is_empty():
         raise InputError(f"no comparison of {run_a!r} with {run_b!r}: {_why_not_compared(run_a, run_b)}",
                          field="run_b")

@@ -21,7 +21,6 @@ import polars as pl
 from python_jobs.core.errors import InputError
 from python_jobs.warehouse.queries import select
 
-GRANULARITIES = ("chunk", "page", "doc")
 DEFAULT_TARGET = "dev"  # profiles.yml: DuckDB
 
 

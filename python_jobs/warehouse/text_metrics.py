@@ -9,13 +9,13 @@ Every lexical metric the warehouse reports is one of these functions; SQL calls 
   the articles a/an/the removed, whitespace collapsed) and bag-of-tokens F1.
 - bleu(pred, ref): sacrebleu's sentence BLEU with its default sentence smoothing (`exp`, as `sacrebleu.sentence_bleu`
   and the `sacrebleu` CLI use), 13a tokenisation, scaled to [0, 1].
-- numeric_match(pred, gold, tolerance=0.03): 1.0 when some number in the prediction lies within `tolerance`
-  (relative) of the gold number, 0.0 when none does, NULL when the gold is not a numeric answer (see `numeric_gold`).
-  Numbers are parsed with sign, parentheses for negatives ("(12.5)%", "(5.2%)"), thousands separators, currency, %
-  and scale words ("$1,577 million" = "1.577 billion"; a one-letter scale only glued: "5m", "$3B"), ranges ("10-12%"
-  matches 11%). A number is compared scaled, as written (gold "$1577.00" to a question asked "in USD millions"
-  matches "$1,577 million") and, for a percentage, as a fraction ("3.2%" = 0.032). Years (2018, FY2022), document
-  types (10-K) and the company 3M are not amounts.
+- numeric_match(pred, gold, tolerance): 1.0 when some number in the prediction lies within `tolerance` (relative;
+  default the rules' numeric_match tolerance, python_jobs/core/rules.yml) of the gold number, 0.0 when none does, NULL
+  when the gold is not a numeric answer (see `numeric_gold`). Numbers are parsed with sign, parentheses for negatives
+  ("(12.5)%", "(5.2%)"), thousands separators, currency, % and scale words ("$1,577 million" = "1.577 billion"; a
+  one-letter scale only glued: "5m", "$3B"), ranges ("10-12%" matches 11%). A number is compared scaled, as written
+  (gold "$1577.00" to a question asked "in USD millions" matches "$1,577 million") and, for a percentage, as a fraction
+  ("3.2%" = 0.032). Years (2018, FY2022), document types (10-K) and the company 3M are not amounts.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from python_jobs.core.rules import RULES
 from python_jobs.warehouse import sql_functions
 
 # ---- SQuAD normalisation (token F1, exact match) ---------------------------------------------------------------
@@ -246,10 +247,11 @@ def _close(pred: tuple[float, float], gold: tuple[float, float], tolerance: floa
     return lo - slack <= g <= hi + slack
 
 
-def numeric_match(pred: str | None, gold: str | None, tolerance: float | None = 0.03) -> float | None:
+def numeric_match(pred: str | None, gold: str | None,
+                  tolerance: float | None = RULES.numeric_tolerance) -> float | None:
     if gold is None or numeric_gold(gold) is None:
         return None
-    tol = 0.03 if tolerance is None else float(tolerance)
+    tol = RULES.numeric_tolerance if tolerance is None else float(tolerance)
     gold_readings = parse_amounts(gold)[0].readings()
     for amount in parse_amounts(pred):
         if any(_close(p, g, tol) for p in amount.readings() for g in gold_readings):
@@ -371,6 +373,6 @@ def register_spark_functions(spark) -> None:
 def register_duckdb_macros(conn) -> None:
     """Connection-local SQL macros over the UDFs (dbt-duckdb calls this for every cursor: temp macros do not carry
     over to cursors the way registered functions do)."""
-    # a macro gives numeric_match its SPEC default tolerance of 3 % (Python UDFs take no default arguments)
-    conn.execute("create or replace temp macro numeric_match(pred, gold, tolerance := 0.03) as "
-                 "numeric_match_tol(pred, gold, tolerance)")
+    # a macro gives numeric_match the rules' default tolerance (Python UDFs take no default arguments)
+    conn.execute(f"create or replace temp macro numeric_match(pred, gold, tolerance := {RULES.numeric_tolerance!r}) "
+                 "as numeric_match_tol(pred, gold, tolerance)")

@@ -58,7 +58,7 @@ broken as (
         metric,
         'unknown granularity ' || granularity as rule
     from granularity_values
-    where granularity not in ('chunk', 'page', 'doc')
+    where granularity not in ({% for g in granularities() %}'{{ g }}'{{ ", " if not loop.last }}{% endfor %})
 
     union all
 

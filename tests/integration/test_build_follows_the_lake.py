@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from python_jobs.warehouse.publishing import read_manifest
 from support.warehouse import warehouse_query
 
 
@@ -33,11 +34,11 @@ def test_build_follows_the_lake(home: Path, finrag, shared_data: Path) -> None:
     assert {"dim_documents", "mart_generation_leaderboard", "mart_retrieval_leaderboard"} <= models
     assert not any(uid.startswith("unit_test.") for uid in _built(home))  # unit tests only on request
     exports = home / "exports" / "marts"
-    stamps = {p.name: p.stat().st_mtime_ns for p in exports.glob("*.parquet")}
+    stamps = {name: m.files for name, m in read_manifest(home).models.items()}
 
     again = finrag("build")
     assert "nothing to build" in again.stderr
-    assert {p.name: p.stat().st_mtime_ns for p in exports.glob("*.parquet")} == stamps
+    assert {name: m.files for name, m in read_manifest(home).models.items()} == stamps
 
     finrag("ingest", "trec-run", str(fixtures / "results.test"), "--dataset", "trec", "--run-id", "second")
     second = finrag("build")
@@ -47,12 +48,12 @@ def test_build_follows_the_lake(home: Path, finrag, shared_data: Path) -> None:
     models = _models(built)
     assert {"stg_lake__retrieval_results", "int_retrieval_hits", "mart_retrieval_leaderboard"} <= models
     assert not models & {"dim_documents", "stg_lake__evidence", "mart_generation_leaderboard", "fct_evidence"}
-    # republished: the rebuilt marts; kept as they were: the others
-    after = {p.name: p.stat().st_mtime_ns for p in exports.glob("*.parquet")}
-    assert after["mart_retrieval_leaderboard.parquet"] != stamps["mart_retrieval_leaderboard.parquet"]
-    assert after["fct_evidence.parquet"] == stamps["fct_evidence.parquet"]
-    manifest = json.loads((exports / "_manifest.json").read_text())
-    assert {m["name"] for m in manifest["models"]} >= {"fct_evidence", "mart_retrieval_leaderboard", "dim_metrics"}
+    # republished: the rebuilt marts; kept as they were (the same files): the others
+    after = {name: m.files for name, m in read_manifest(home).models.items()}
+    assert after["mart_retrieval_leaderboard"] != stamps["mart_retrieval_leaderboard"]
+    assert after["fct_evidence"] == stamps["fct_evidence"]
+    assert all((exports / f).exists() for files in after.values() for f in files)
+    assert set(after) >= {"fct_evidence", "mart_retrieval_leaderboard", "dim_metrics"}
     # the same file under two run ids: the same scores
     rows = warehouse_query(home, "select run_id, metric, k, mean from mart_retrieval_leaderboard "
                                  "where granularity = 'chunk' order by metric, k, run_id")

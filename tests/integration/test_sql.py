@@ -85,7 +85,7 @@ def test_other_dialects_are_transpiled(built: Path) -> None:
 
 def test_without_a_published_warehouse_it_says_so(home: Path, finrag) -> None:
     out = finrag("sql", "select 1", check=False)
-    assert out.returncode == 2 and "no warehouse" in out.stderr and "finrag build" in out.stderr
+    assert out.returncode == 2 and "nothing is published" in out.stderr and "dbt build" in out.stderr
 
 
 def test_a_build_and_a_query_never_block_each_other(built: Path) -> None:

@@ -36,7 +36,7 @@ relevant_evidence as (
     left join documents
         on evidence.dataset = documents.dataset
         and evidence.doc_id = documents.doc_id
-    where evidence.relevance > 0
+    where {{ relevant('evidence.relevance') }}
 
 ),
 

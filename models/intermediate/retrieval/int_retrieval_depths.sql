@@ -31,7 +31,7 @@ results as {{ not_materialized() }} (
         results.chunk_id,
         results.doc_id,
         results.page_start,
-        coalesce(results.page_end, results.page_start) as page_end
+        {{ chunk_last_page('results.page_start', 'results.page_end') }} as page_end
     from {{ ref('stg_lake__retrieval_results') }} as results
     inner join pending on results.run_id = pending.run_id
 

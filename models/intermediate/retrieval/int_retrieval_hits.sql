@@ -1,4 +1,4 @@
--- The relevant units each run retrieved: one row per run x question x granularity x unit with relevance > 0 that
+-- The relevant units each run retrieved: one row per run x question x granularity x unit that is relevant (macro relevant) that
 -- the run ranked, with the unit's rank at its granularity and the position of the first result holding it (DocRec@k
 -- and PageRec@k count units within the top-k *results*). Only what the metrics need is kept: relevant hits, not
 -- every ranked unit (int_retrieval_depths counts the units retrieved).
@@ -45,7 +45,7 @@ judged_units as (
 relevant as (
 
     select * from judged_units
-    where relevance > 0
+    where {{ relevant('relevance') }}
 
 ),
 

@@ -1,5 +1,5 @@
 -- The qrels of every dataset at three granularities: one row per question x granularity x judged unit, with its
--- graded relevance (max over the evidence rows naming the same unit; relevant means relevance > 0). Computed once
+-- graded relevance (max over the evidence rows naming the same unit; relevant as macro `relevant` says). Computed once
 -- per dataset, not per run: a run is judged against its dataset's rows, of its chunker (page-covering chunks) and,
 -- when it asked for some splits, of those splits' questions (int_retrieval_hits, fct_retrieval_question_scores).
 --   doc:   the evidence's doc_id
@@ -38,7 +38,7 @@ chunks as (
         doc_id,
         chunker_id,
         page_start,
-        coalesce(page_end, page_start) as page_end
+        {{ chunk_last_page('page_start', 'page_end') }} as page_end
     from {{ ref('stg_lake__chunks') }}
     where parent_chunk_id is null
         and page_start is not null

@@ -28,7 +28,7 @@ final as (
         evidence.page_number,
         evidence.chunk_id,
         evidence.relevance,
-        evidence.relevance > 0 as is_relevant,
+        {{ relevant('evidence.relevance') }} as is_relevant,
         evidence.evidence_text,
         documents.doc_type,
         documents.company,

@@ -1,5 +1,5 @@
 -- Per answer run x question lexical scores (SPEC §5): ROUGE-L F, token F1, exact match and BLEU, each the max
--- over the question's reference answers; numeric match (3 % relative tolerance) only for questions with a
+-- over the question's reference answers; numeric match (the rules' relative tolerance) only for questions with a
 -- numeric gold, else null. The text scored is answer_scored (cut to the run's max_words). Failed answers carry
 -- is_failed and null scores. Every function is defined once in python_jobs/text_metrics.py.
 
@@ -31,7 +31,7 @@ pair_scores as (
         bleu(answers.answer_scored, references_.reference_answer) as bleu,
         case
             when references_.gold_number is not null
-                then numeric_match(answers.answer_scored, references_.reference_answer, 0.03)
+                then numeric_match(answers.answer_scored, references_.reference_answer, {{ numeric_tolerance() }})
         end as numeric_match,
         references_.gold_number is not null as is_numeric_reference
     from answers

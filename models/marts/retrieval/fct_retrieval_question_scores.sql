@@ -40,7 +40,7 @@ judged_questions as (
         run_id,
         question_id,
         granularity,
-        count(*) filter (where relevance > 0) as n_relevant
+        count(*) filter (where {{ relevant('relevance') }}) as n_relevant
     from judged_units
     group by run_id, question_id, granularity
 
@@ -57,7 +57,7 @@ ideal_ranks as (
         cast(relevance as double) as gain,
         row_number() over (partition by run_id, question_id, granularity order by relevance desc) as ideal_rank
     from judged_units
-    where relevance > 0
+    where {{ relevant('relevance') }}
 
 ),
 

@@ -68,7 +68,7 @@ result_pages as (
         and positioned_results.question_id = ranked_pages.question_id
         and positioned_results.doc_id = ranked_pages.doc_id
         and ranked_pages.page_number
-        between positioned_results.page_start and coalesce(positioned_results.page_end, positioned_results.page_start)
+        between positioned_results.page_start and {{ chunk_last_page('positioned_results.page_start', 'positioned_results.page_end') }}
     left join judged
         on ranked_pages.run_id = judged.run_id
         and ranked_pages.question_id = judged.question_id
@@ -93,13 +93,13 @@ final as (
         -- a unit is listed once per question: a chunk ranks at its result's position
         positioned_results.result_position as chunk_rank,
         chunk_judged.relevance as chunk_relevance,
-        coalesce(chunk_judged.relevance > 0, false) as is_chunk_relevant,
+        coalesce({{ relevant('chunk_judged.relevance') }}, false) as is_chunk_relevant,
         cast(result_pages.page_rank as integer) as page_rank,
         result_pages.page_relevance,
-        coalesce(result_pages.page_relevance > 0, false) as is_page_relevant,
+        coalesce({{ relevant('result_pages.page_relevance') }}, false) as is_page_relevant,
         cast(ranked_docs.unit_rank as integer) as doc_rank,
         doc_judged.relevance as doc_relevance,
-        coalesce(doc_judged.relevance > 0, false) as is_doc_relevant,
+        coalesce({{ relevant('doc_judged.relevance') }}, false) as is_doc_relevant,
         runs.run_version
     from positioned_results
     inner join runs on positioned_results.run_id = runs.run_id

@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 from python_jobs.core.contracts import CONTRACTS, _load, contract
-from python_jobs.warehouse.dbt_codegen import STAGING_DIR, generated_files, stale_files, write_generated
+from python_jobs.warehouse.dbt_codegen import RULES_DIR, STAGING_DIR, generated_files, stale_files, write_generated
 from support.paths import PROJECT
 
 
@@ -63,6 +63,7 @@ def test_generated_dbt_files_equal_the_committed_ones() -> None:
 def test_a_hand_edit_of_a_generated_file_is_caught(tmp_path: Path) -> None:
     project = tmp_path / "project"
     shutil.copytree(PROJECT / STAGING_DIR, project / STAGING_DIR)
+    shutil.copytree(PROJECT / RULES_DIR, project / RULES_DIR)
     assert stale_files(project) == []
     sources = project / STAGING_DIR / "_lake__sources.yml"
     sources.write_text(sources.read_text().replace("- name: answers\n", "- name: answers\n    # edited by hand\n", 1))

@@ -53,10 +53,22 @@ def test_other_code_means_every_model(tmp_path: Path) -> None:
 
 
 def test_code_hash_follows_the_project_files(tmp_path: Path) -> None:
-    for d in ("models", "macros", "seeds", "tests/dbt"):
+    for d in ("models", "macros", "seeds", "tests/dbt", "notes", "pkg/sub"):
         (tmp_path / d).mkdir(parents=True)
-    (tmp_path / "dbt_project.yml").write_text("name: x\n")
+    # the paths dbt reads come from dbt_project.yml; the Python from profiles.yml's plugin and its imports
+    (tmp_path / "dbt_project.yml").write_text("name: x\nmodel-paths: [models]\nmacro-paths: [macros]\n"
+                                              "test-paths: [tests/dbt]\ntarget-path: target\n")
+    (tmp_path / "profiles.yml").write_text("x:\n  outputs:\n    dev:\n      plugins:\n        - module: pkg.plugin\n")
     (tmp_path / "models" / "m.sql").write_text("select 1")
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "plugin.py").write_text("from pkg.sub import helper\nimport json\n")
+    (tmp_path / "pkg" / "sub" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "sub" / "helper.py").write_text("X = 1\n")
+    (tmp_path / "pkg" / "sub" / "rules.yml").write_text("a: 1\n")
+    (tmp_path / "pkg" / "unused.py").write_text("Y = 1\n")
+    files = {p.relative_to(tmp_path).as_posix() for p in build_plan.code_files(tmp_path)}
+    assert files == {"dbt_project.yml", "profiles.yml", "models/m.sql", "pkg/__init__.py", "pkg/plugin.py",
+                     "pkg/sub/__init__.py", "pkg/sub/helper.py", "pkg/sub/rules.yml"}
     before = build_plan.code_hash(tmp_path)
     assert build_plan.code_hash(tmp_path) == before
     (tmp_path / "models" / "m.yml").write_text("models: []\n")  # a new test or doc file counts
@@ -64,3 +76,10 @@ def test_code_hash_follows_the_project_files(tmp_path: Path) -> None:
     assert after != before
     (tmp_path / "models" / "m.sql").write_text("select 2")
     assert build_plan.code_hash(tmp_path) != after
+    changed = build_plan.code_hash(tmp_path)
+    (tmp_path / "pkg" / "sub" / "helper.py").write_text("X = 2\n")  # Python the plugin imports counts
+    assert build_plan.code_hash(tmp_path) != changed
+    changed = build_plan.code_hash(tmp_path)
+    (tmp_path / "notes" / "n.md").write_text("x")  # a folder dbt does not read does not
+    (tmp_path / "pkg" / "unused.py").write_text("Y = 2\n")  # nor a module nothing imports
+    assert build_plan.code_hash(tmp_path) == changed

@@ -1,0 +1,74 @@
+"""The warehouse's rules (python_jobs/core/rules.yml), read once: the retrieval granularities and the slice
+dimensions with their display order and labels, what makes an evidence row relevant, which pages a chunk covers,
+and the numeric match's tolerance. Python uses these; dbt uses the macros generated from the same file
+(macros/generated/rules.sql, python_jobs/warehouse/dbt_codegen.py); nothing spells them a second time."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+import yaml
+
+RULES_YML = Path(__file__).with_name("rules.yml")
+
+
+@dataclass(frozen=True)
+class Value:
+    name: str
+    label: str
+
+
+@dataclass(frozen=True)
+class Rules:
+    granularities: tuple[Value, ...]
+    slice_dimensions: tuple[Value, ...]
+    min_relevance: int
+    missing_page_end: str  # the column a null page_end falls back to
+    numeric_tolerance: float
+    descriptions: dict[str, str]
+
+    @property
+    def granularity_names(self) -> tuple[str, ...]:
+        return tuple(v.name for v in self.granularities)
+
+    @property
+    def slice_dimension_names(self) -> tuple[str, ...]:
+        return tuple(v.name for v in self.slice_dimensions)
+
+    def is_relevant(self, relevance: pl.Expr) -> pl.Expr:
+        """A Polars predicate: the evidence row makes its unit relevant."""
+        return relevance >= self.min_relevance
+
+    def last_page(self, page_start: pl.Expr, page_end: pl.Expr) -> pl.Expr:
+        """The last page a chunk covers (null: it covers none)."""
+        return page_end.fill_null({"page_start": page_start}[self.missing_page_end])
+
+    def last_page_sql(self, page_start: str, page_end: str) -> str:
+        """The same as a SQL expression over two column expressions (dbt's chunk_last_page, LanceDB filters)."""
+        return f"coalesce({page_end}, {dict(page_start=page_start)[self.missing_page_end]})"
+
+
+def load(path: Path = RULES_YML) -> Rules:
+    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+
+    def values(key: str) -> tuple[Value, ...]:
+        return tuple(Value(str(v["name"]), str(v["label"])) for v in raw[key]["values"])
+
+    missing = raw["page_coverage"]["missing_page_end"]
+    if missing != "page_start":
+        raise ValueError(f"{path}: page_coverage.missing_page_end must be page_start, not {missing!r}")
+    return Rules(
+        granularities=values("granularities"),
+        slice_dimensions=values("slice_dimensions"),
+        min_relevance=int(raw["relevance"]["min_relevance"]),
+        missing_page_end=missing,
+        numeric_tolerance=float(raw["numeric_match"]["tolerance"]),
+        descriptions={key: " ".join(str(section.get("description", "")).split()) for key, section in raw.items()},
+    )
+
+
+RULES = load()
+GRANULARITIES = RULES.granularity_names
+SLICE_DIMENSIONS = RULES.slice_dimension_names
