@@ -1,8 +1,8 @@
 """The dashboard's data: pure functions from a warehouse home (and filters) to Polars frames.
 
-They read only Parquet: the marts published under <home>/exports/marts (python_jobs/publishing.py) and, for the
-row-level artifacts no mart carries (retrieved chunks, answer texts), the lake's own partitions; and the JSON results
-of the landing validations under <home>/gx (the overview's counts). Each query runs on
+They read only Parquet: the marts published under <home>/exports/marts (python_jobs/warehouse/publishing.py) and, for
+the row-level artifacts no mart carries (retrieved chunks, answer texts), the lake's own partitions; and the JSON
+results of the landing validations under <home>/gx (the overview's counts). Each query runs on
 its own in-memory DuckDB connection that is closed at once; the warehouse file is never opened, so the dashboard
 can never hold the lock `dbt build` needs. A function returns None when a mart it needs is not published yet (the
 page then says "no data yet"); metrics are never recomputed here, only selected, pivoted and joined. Which metrics

@@ -1,4 +1,4 @@
-"""The `finrag` command line. Each verb lives in its own module (python_jobs/<module>.py, attribute `command`)
+"""The `finrag` command line. Each verb lives in its own module (python_jobs/commands/<module>.py, attribute `command`)
 and is imported only when it runs, so `finrag sql` does not pay for torch."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import sys
 
 import click
 
-from python_jobs.core.config import HOME_ENV
+from python_jobs.core.config import HOME_ENV, warehouse_home
 from python_jobs.core.console import QUIET, VERBOSE, set_verbosity
 from python_jobs.core.errors import InputError, JobError
 
@@ -83,11 +83,17 @@ class LazyGroup(click.Group):
 
 @click.group(cls=LazyGroup)
 @click.option("--home", envvar=HOME_ENV, default=None, help=f"Warehouse home (default ${HOME_ENV} or ./warehouse).")
-def cli(home: str | None) -> None:
+@click.pass_context
+def cli(ctx: click.Context, home: str | None) -> None:
     """FinRAG Warehouse jobs: ingest, chunk, index, retrieve, build, query."""
     if home:
         # every job and dbt read the home from the environment; make the flag win for this process and children
         os.environ[HOME_ENV] = os.path.abspath(home)
+        try:  # a file where the home should be: said before any verb runs, naming the flag or the variable
+            warehouse_home()
+        except InputError as exc:
+            flag = ctx.get_parameter_source("home") is click.core.ParameterSource.COMMANDLINE
+            raise InputError(exc.detail, file=exc.file, field="--home" if flag else HOME_ENV) from None
 
 
 def main() -> None:

@@ -1,4 +1,5 @@
-"""Throughput of the LLM client (python_jobs/llm.py) against a local OpenAI-compatible server with a fixed latency.
+"""Throughput of the LLM client (python_jobs/llm/client.py) against a local OpenAI-compatible server with a fixed
+latency.
 
     .venv/bin/python bench/llm_client/bench_llm_client.py [--latency 0.2] [--concurrency 1 8 32]
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from python_jobs.core.errors import InputError
+
 HOME_ENV = "FINRAG_HOME"
 DEFAULT_HOME = "warehouse"
 
@@ -13,9 +15,16 @@ PROJECT_DIR = Path(__file__).resolve().parents[2]
 
 
 def warehouse_home(home: str | os.PathLike[str] | None = None) -> Path:
-    """The warehouse home: explicit argument, else $FINRAG_HOME, else ./warehouse."""
+    """The warehouse home: explicit argument, else $FINRAG_HOME, else ./warehouse. A directory, or a path where one
+    can be made: a file there (or on the way to it) is an InputError naming the file, not an OSError mid-job."""
     raw = home if home is not None else os.environ.get(HOME_ENV, DEFAULT_HOME)
-    return Path(raw).expanduser().resolve()
+    path = Path(raw).expanduser().resolve()
+    blocking = next((p for p in (path, *path.parents) if p.exists() and not p.is_dir()), None)
+    if blocking is not None:
+        where = "is a file" if blocking == path else f"cannot be made: {blocking} is a file"
+        raise InputError(f"the warehouse home must be a directory, and {path} {where}", file=str(blocking),
+                         field=HOME_ENV if home is None else "home")
+    return path
 
 
 def lake_dir(home: Path) -> Path:

@@ -18,6 +18,8 @@ from typing import Any
 import polars as pl
 import yaml
 
+from python_jobs.core.errors import InputError
+
 CONTRACTS_YML = Path(__file__).with_name("contracts.yml")
 # where each row came from: validation errors name them
 ORIGIN = {"_file": pl.String, "_line": pl.Int64}
@@ -113,10 +115,13 @@ class Contract:
     def ranges(self) -> dict[str, tuple[float | None, float | None]]:
         return {c.name: (c.min, c.max) for c in self.columns if c.min is not None or c.max is not None}
 
-    def frame(self, rows: Iterable[Mapping[str, Any]] | None = None, **columns: Sequence[Any]) -> pl.DataFrame:
+    def frame(self, rows: Iterable[Mapping[str, Any]] | None = None, *, fields: Mapping[str, str] | None = None,
+              **columns: Sequence[Any]) -> pl.DataFrame:
         """Rows (dicts) or columns → a frame typed by this contract, with the columns the rows carry (the lake adds
         the others as nulls, the partition and created_at when it lands the frame) and the _file / _line origin
-        columns when present. Unknown columns are an error here, not a silent drop."""
+        columns when present. Unknown columns are an error here, not a silent drop. A value the column's type cannot
+        hold (a number beyond int32, text in a number column) is an InputError naming the row's file and line and the
+        field as `fields` names the column for the input (as `Lake.land` takes them; the column's name otherwise)."""
         if rows is not None:
             rows = list(rows)
             # no rows: every column the job fills (an empty frame still has the shape of the table)
@@ -129,10 +134,39 @@ class Contract:
         unknown = [n for n in data if n not in schema]
         if unknown:
             raise KeyError(f"{self.name}: columns not in the contract: {unknown}")
-        return pl.DataFrame(data, schema={n: schema[n] for n in data})
+        try:
+            return pl.DataFrame(data, schema={n: schema[n] for n in data})
+        except (TypeError, OverflowError, pl.exceptions.PolarsError) as exc:
+            raise self._misfit(data, schema, fields or {}) or exc from None
+
+    def _misfit(self, data: Mapping[str, Sequence[Any]], schema: Mapping[str, pl.DataType],
+                fields: Mapping[str, str]) -> InputError | None:
+        """The InputError of the first value (column by column, then row by row) that its column's type cannot hold;
+        None when each value fits alone (then the frame's failure is not the input's)."""
+        for name, values in data.items():
+            dtype = schema[name]
+            if _fits(values, dtype):
+                continue
+            i = next((i for i, v in enumerate(values) if v is not None and not _fits([v], dtype)), None)
+            if i is None:
+                continue
+            row = {n: v[i] for n, v in data.items()}
+            type_ = self.column(name).type if name not in ORIGIN else "int64"
+            return InputError(f"{self.name}: {row[name]!r} does not fit the column {name}, of type {type_}",
+                              file=row.get("_file"), line=row.get("_line"),
+                              field=fields.get(name, name).format_map(row))
+        return None
 
     def empty(self) -> pl.DataFrame:
         return pl.DataFrame(schema=self.polars_schema)
+
+
+def _fits(values: Sequence[Any], dtype: pl.DataType) -> bool:
+    try:
+        pl.Series(values=values, dtype=dtype, strict=True)
+    except (TypeError, OverflowError, pl.exceptions.PolarsError):
+        return False
+    return True
 
 
 def _load(path: Path = CONTRACTS_YML) -> dict[str, Contract]:

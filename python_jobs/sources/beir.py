@@ -15,7 +15,7 @@ from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake, check_id
 from python_jobs.sources.landing import CORPUS_CHUNKER, check_duplicates, land
-from python_jobs.sources.lines import _Record, read_delimited, read_jsonl
+from python_jobs.sources.lines import PERIOD, _Record, integer, read_delimited, read_jsonl
 
 
 class BeirRecord(_Record):
@@ -24,16 +24,19 @@ class BeirRecord(_Record):
     text: StrictStr
 
 
+Relevance = integer(contract("evidence").schema["relevance"])  # a grade the evidence table can hold
+
+
 class BeirQrel(_Record):
     query_id: str = Field(min_length=1)
     corpus_id: str = Field(min_length=1)
-    score: int  # parsed from text: "1" is fine, "1.5" / "x" are not
+    score: Relevance  # parsed from text: "1" is fine, "1.5" / "x" / 99999999999999999999 are not
 
 
 # FinanceBench doc_name → doc type code, for BEIR corpora whose titles are FinanceBench doc names
 # (e.g. PEPSICO_2022_10K, JOHNSON_JOHNSON_2023Q1_EARNINGS, MCDONALDS_8K_dated-2023-01-06)
 _DOC_NAME = re.compile(
-    r"^(?P<company>[A-Za-z0-9&.\-]+(?:_[A-Za-z0-9&.\-]+)*?)(?:_(?P<period>\d{4}(?:Q[1-4])?))?"
+    rf"^(?P<company>[A-Za-z0-9&.\-]+(?:_[A-Za-z0-9&.\-]+)*?)(?:_(?P<period>{PERIOD}))?"
     r"_(?P<code>10K|10Q|8K|EARNINGS|annualreport)(?:_dated[-_][0-9\-]+)?$",
     re.IGNORECASE,
 )
@@ -96,8 +99,8 @@ def ingest_beir(lake: Lake, src: Path, dataset: str) -> None:
             "evidence_text": None, "_file": str(qrels_path), "_line": line,
         })
         ordinal[r.query_id] += 1
-    frames = [("questions", dataset, contract("questions").frame(q_rows)),
-              ("evidence", dataset, contract("evidence").frame(ev_rows))]
+    frames = [("questions", dataset, contract("questions").frame(q_rows, fields=BEIR_FIELDS["questions"])),
+              ("evidence", dataset, contract("evidence").frame(ev_rows, fields=BEIR_FIELDS["evidence"]))]
     if corpus is not None:
         doc_rows, chunk_rows = [], []
         for line, d in corpus:
@@ -115,8 +118,9 @@ def ingest_beir(lake: Lake, src: Path, dataset: str) -> None:
                 "n_tokens": len(d.text.split()), "text": d.text, "parent_chunk_id": None,
                 "_file": str(corpus_path), "_line": line,
             })
-        frames += [("documents", dataset, contract("documents").frame(doc_rows)),
-                   ("chunks", f"{dataset}.{CORPUS_CHUNKER}", contract("chunks").frame(chunk_rows))]
+        frames += [("documents", dataset, contract("documents").frame(doc_rows, fields=BEIR_FIELDS["documents"])),
+                   ("chunks", f"{dataset}.{CORPUS_CHUNKER}",
+                    contract("chunks").frame(chunk_rows, fields=BEIR_FIELDS["chunks"]))]
     else:
         say(f"no corpus.jsonl in {src}: questions and qrels only (a qrels-only dataset)")
     if not qrels:

@@ -19,7 +19,7 @@ from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake, check_id
 from python_jobs.sources.landing import check_duplicates, existing_ids, file_digest, land
-from python_jobs.sources.lines import _Record, read_jsonl
+from python_jobs.sources.lines import Period, _Record, read_jsonl
 
 
 class FinanceBenchEvidence(_Record):
@@ -48,7 +48,7 @@ class FinanceBenchDocument(_Record):
     company: StrictStr | None = None
     gics_sector: StrictStr | None = None
     doc_type: StrictStr
-    doc_period: StrictInt | StrictStr | None = None
+    doc_period: Period | None = None
     doc_link: StrictStr | None = None
 
 
@@ -215,11 +215,8 @@ def ingest_financebench(lake: Lake, questions_path: Path, documents_path: Path, 
                 "page_number": e.evidence_page_num, "chunk_id": None, "relevance": 1, "evidence_text": e.evidence_text,
                 "_file": qfile, "_line": line,
             })
-    frames = [
-        ("documents", dataset, contract("documents").frame(doc_rows)),
-        ("questions", dataset, contract("questions").frame(q_rows)),
-        ("evidence", dataset, contract("evidence").frame(ev_rows)),
-    ]
+    frames = [(table, dataset, contract(table).frame(rows, fields=FINANCEBENCH_FIELDS[table]))
+              for table, rows in (("documents", doc_rows), ("questions", q_rows), ("evidence", ev_rows))]
     if page_rows:
         frames.append(("pages", dataset, contract("pages").frame(page_rows)))
     land(lake, frames, fields=FINANCEBENCH_FIELDS)
@@ -284,7 +281,7 @@ def ingest_financebench_answers(lake: Lake, paths: tuple[Path, ...], label_set: 
     # a label set is one partition: keep its labels of runs not in this load, replace those of runs that are
     loaded = {r["run_id"] for r in run_rows}
     kept = lake.read_partition("human_labels", label_set).filter(~pl.col("answer_run_id").is_in(list(loaded)))
-    labels = contract("human_labels").frame(label_rows)
+    labels = contract("human_labels").frame(label_rows, fields=ANSWERS_FIELDS["human_labels"])
     if kept.height:
         labels = pl.concat([kept.drop("created_at").with_columns(pl.lit(None, pl.String).alias("_file"),
                                                                  pl.lit(None, pl.Int64).alias("_line")),
@@ -292,8 +289,10 @@ def ingest_financebench_answers(lake: Lake, paths: tuple[Path, ...], label_set: 
     frames = []
     for run in run_rows:
         rid = run["run_id"]
-        frames.append(("generation_runs", rid, contract("generation_runs").frame([run])))
-        frames.append(("answers", rid, contract("answers").frame([a for a in answer_rows if a["run_id"] == rid])))
+        frames.append(("generation_runs", rid,
+                       contract("generation_runs").frame([run], fields=ANSWERS_FIELDS["generation_runs"])))
+        frames.append(("answers", rid, contract("answers").frame([a for a in answer_rows if a["run_id"] == rid],
+                                                                 fields=ANSWERS_FIELDS["answers"])))
     frames.append(("human_labels", label_set, labels))
     land(lake, frames, fields=ANSWERS_FIELDS)
     say(f"{len(run_rows)} answer runs, {len(answer_rows)} answers, {len(label_rows)} labels into {label_set!r}")

@@ -1,22 +1,27 @@
 """Line-by-line readers for the benchmark input formats (JSONL, TSV/CSV with a header, whitespace TREC files).
 
 Every record is parsed into a pydantic model, so any error names the file, the 1-based line and the field:
-malformed JSON, a missing or mistyped field, non-UTF-8 bytes, a wrong column count, an empty file. Ingest jobs call
-these before anything lands (SPEC §7). This is a shared (non-verb) module.
+malformed JSON, a missing or mistyped field, non-UTF-8 bytes, a wrong column count, an empty file, a number beyond
+its column (`integer`) or beyond a double, and, in whitespace-separated files, a header line or a value with a space
+told as such. Ingest jobs call these before anything lands (SPEC §7). This is a shared (non-verb) module.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from functools import partial
 from pathlib import Path
-from typing import TypeVar
+from typing import Annotated, Any, TypeVar
 
 import polars as pl
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
+    PlainValidator,
     ValidationError,
 )
 
@@ -31,6 +36,35 @@ _KEY_BEFORE = re.compile(r'[{,]\s*"((?:[^"\\]|\\.)*)"')  # a string in key posit
 class _Record(BaseModel):
     # extra fields are kept (they go to `meta`), but declared ones must have the declared type
     model_config = ConfigDict(extra="allow", str_strip_whitespace=False)
+
+
+def integer(dtype: pl.DataType) -> Any:
+    """The record type of a whole number that lands in a column of `dtype` (pl.Int32, ...): a number beyond the
+    column's range is an error naming its line and field, not an overflow when the frame is built."""
+    bits = {pl.Int8: 8, pl.Int16: 16, pl.Int32: 32, pl.Int64: 64}[dtype]
+    low, high = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
+
+    def within(value: int) -> int:
+        if not low <= value <= high:
+            raise ValueError(f"out of range: a whole number from {low} to {high} is expected")
+        return value
+
+    return Annotated[int, AfterValidator(within)]
+
+
+# A period, as the documents' `period` column holds it (its description in the contracts): a year, or a year's
+# quarter. FinanceBench writes years as numbers (doc_period 2015); BEIR titles carry them in doc names.
+PERIOD = r"\d{4}(?:Q[1-4])?"
+
+
+def _period(value: object) -> str:
+    text = str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+    if not isinstance(text, str) or not re.fullmatch(PERIOD, text):
+        raise ValueError("a period is a year (e.g. 2015) or a quarter (e.g. 2023Q1)")
+    return text
+
+
+Period = Annotated[str, PlainValidator(_period)]
 
 
 # ---- helpers -------------------------------------------------------------------------------------------------
@@ -64,7 +98,8 @@ def validation_error(exc: ValidationError, file: str, line: int, names: dict[str
         tags = [str(e["loc"][len(loc)]) for e in errors if _trim(e["loc"]) == loc and len(e["loc"]) > len(loc)]
         why = f"value must be one of the types {', '.join(dict.fromkeys(tags))}"
     else:
-        why = "required field is missing" if err["type"] == "missing" else err["msg"]
+        why = ("required field is missing" if err["type"] == "missing"
+               else str(err["ctx"]["error"]) if err["type"] == "value_error" else err["msg"])  # ours, as raised
     if err["type"] != "missing" and "input" in err:
         why += f" (got {str(err['input'])[:60]!r})"
     return InputError(why, file=file, line=line, field=field)
@@ -142,11 +177,30 @@ def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
     return obj
 
 
+class _NotFinite(ValueError):
+    def __init__(self, number: str) -> None:
+        super().__init__(number)
+        self.number = number
+
+
+def _finite(number: str) -> float:
+    """json's parse_float / parse_constant: 1e999 (beyond a double) would read as inf, and NaN / Infinity are not
+    JSON; none of them is a number any column can hold."""
+    value = float(number)
+    if not math.isfinite(value):
+        raise _NotFinite(number)
+    return value
+
+
 def json_line(text: str, file: str, line: int) -> object:
-    """One JSON value of a JSONL line; malformed JSON and a key given twice in one object are InputErrors that name
-    the file, the line and the key."""
+    """One JSON value of a JSONL line; malformed JSON, a number beyond a double (or NaN / Infinity) and a key given
+    twice in one object are InputErrors that name the file, the line and the key."""
     try:
-        return json.loads(text, object_pairs_hook=_unique_keys)
+        return json.loads(text, object_pairs_hook=_unique_keys, parse_float=_finite, parse_constant=_finite)
+    except _NotFinite as exc:
+        beyond = " (beyond a double's range, about 1.8e308)" if re.match(r"-?\d", exc.number) else ""
+        raise InputError(f"{exc.number} is not a finite number{beyond}", file=file, line=line,
+                         field=_json_key_at(text, text.find(exc.number))) from None
     except json.JSONDecodeError as exc:
         raise InputError(f"malformed JSON at column {exc.colno}: {exc.msg}", file=file, line=line,
                          field=_json_key_at(text, exc.pos)) from None
@@ -238,10 +292,27 @@ def parse_delimited(
                 return columns[i] if i < len(columns) else f"column {i + 1}"
         return columns[0]
 
+    def parse(cells: list[str], line: int) -> M:
+        if trailing and len(cells) > len(columns):
+            cells = cells[:len(columns)]
+        if len(cells) != len(columns):
+            field = columns[len(cells)] if len(cells) < len(columns) else f"column {len(columns) + 1}"
+            raise InputError(
+                f"expected {len(columns)} columns ({', '.join(columns)}), got {len(cells)}",
+                file=file, line=line, field=field,
+            )
+        try:
+            return model.model_validate(dict(zip(columns, (c.strip() for c in cells))))
+        except ValidationError as exc:
+            raise validation_error(exc, file, line) from None
+
+    at_start: bool | None = None  # the next record is the file's first (these lines start at the file's line 1)
     for line, raw in lines:
+        at_start = line == 1 if at_start is None else at_start
         text = _decode(raw, file, line, bad_field)
         if not text.strip():
             continue
+        first_record, at_start = at_start, False
         cells = split(text)
         if not seen_header:
             seen_header = True
@@ -252,18 +323,45 @@ def parse_delimited(
                     file=file, line=line, field="header",
                 )
             continue
-        if trailing and len(cells) > len(columns):
-            cells = cells[:len(columns)]
-        if len(cells) != len(columns):
-            field = columns[len(cells)] if len(cells) < len(columns) else f"column {len(columns) + 1}"
-            raise InputError(
-                f"expected {len(columns)} columns ({', '.join(columns)}), got {len(cells)}",
-                file=file, line=line, field=field,
-            )
         try:
-            yield line, model.model_validate(dict(zip(columns, (c.strip() for c in cells))))
-        except ValidationError as exc:
-            raise validation_error(exc, file, line) from None
+            record = parse(cells, line)
+        except InputError as exc:
+            if sep is None:  # whitespace-separated: say what a column count or a type error stands for here
+                raise _whitespace_error(exc, text, cells, columns, model, partial(parse, line=line),
+                                        first_record=first_record) from None
+            raise
+        yield line, record
+
+
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+
+
+def _whitespace_error(exc: InputError, text: str, cells: list[str], columns: Sequence[str], model: type[BaseModel],
+                      parse: Callable[[list[str]], BaseModel], first_record: bool) -> InputError:
+    """The error of a whitespace-separated line that does not parse, told as what it most likely is:
+    - a header line (TREC files have none): the file's first line, with no number in it where the format has numbers;
+    - a value with a space in it: joining two neighbouring cells into one text column makes the line parse (the last
+      such column is named: ids come before the numbers, and a docno is the likeliest to hold a space);
+    - else the plain error (`exc`)."""
+    text_columns = [i for i, c in enumerate(columns) if model.model_fields[c].annotation is str]
+    if first_record and len(text_columns) < len(columns) and not any(_NUMBER.fullmatch(c) for c in cells):
+        return InputError(f"a header line? this format has none: expected {', '.join(columns)} values, got "
+                          f"{text[:80]!r}", file=exc.file, line=exc.line, field="header")
+    joined = []
+    for i in text_columns:
+        if i + 1 < len(cells) and len(cells) > len(columns):
+            try:
+                parse([*cells[:i], f"{cells[i]} {cells[i + 1]}", *cells[i + 2:]])
+            except InputError:
+                continue
+            joined.append(i)
+    if joined:
+        i = joined[-1]
+        return InputError(f"{columns[i]} {cells[i] + ' ' + cells[i + 1]!r} contains a space: fields are separated by "
+                          f"whitespace, so the fields after it shift (the line has {len(cells)} where "
+                          f"{len(columns)} are expected: {', '.join(columns)})",
+                          file=exc.file, line=exc.line, field=columns[i])
+    return exc
 
 
 def file_blocks(path: str | Path, block_bytes: int) -> Iterator[tuple[int, bytes]]:

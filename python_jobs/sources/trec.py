@@ -28,24 +28,32 @@ from python_jobs.sources.lines import (
     _Record,
     block_lines,
     file_blocks,
+    integer,
     parse_delimited,
     read_delimited,
     read_whitespace_frame,
 )
+
+# The columns as read (both readers): a value must fit its column here, where its line and field are known.
+# rel lands in evidence.relevance, and takes its type; a run's rank is read, checked and not kept.
+TREC_QREL_SCHEMA = {"topic": pl.String, "iteration": pl.String, "docno": pl.String,
+                    "rel": contract("evidence").schema["relevance"]}
+TREC_RUN_SCHEMA = {"topic": pl.String, "q0": pl.String, "docno": pl.String, "rank": pl.Int64, "score": pl.Float64,
+                   "tag": pl.String}
 
 
 class TrecQrel(_Record):
     topic: str = Field(min_length=1)
     iteration: str
     docno: str = Field(min_length=1)
-    rel: int
+    rel: integer(TREC_QREL_SCHEMA["rel"])
 
 
 class TrecRunRow(_Record):
     topic: str = Field(min_length=1)
     q0: str
     docno: str = Field(min_length=1)
-    rank: int
+    rank: integer(TREC_RUN_SCHEMA["rank"])
     score: float = Field(allow_inf_nan=False)
     tag: str = Field(min_length=1)
 
@@ -57,11 +65,6 @@ class CsvRunRow(_Record):
 
 # how the files name the contract's columns: validation errors of the landing name the file's field
 QRELS_FIELDS = {"evidence": {"question_id": "topic", "doc_id": "docno", "chunk_id": "docno", "relevance": "rel"}}
-
-
-TREC_QREL_SCHEMA = {"topic": pl.String, "iteration": pl.String, "docno": pl.String, "rel": pl.Int64}
-TREC_RUN_SCHEMA = {"topic": pl.String, "q0": pl.String, "docno": pl.String, "rank": pl.Int64, "score": pl.Float64,
-                   "tag": pl.String}
 
 
 def _read_trec(path: Path, model: type[_Record], schema: dict[str, pl.DataType], keep: list[str],
@@ -133,7 +136,7 @@ def ingest_trec_qrels(lake: Lake, path: Path, dataset: str) -> None:
                 pl.col("rel").alias("relevance"),
                 pl.lit(str(path)).alias("_file"),
                 "_line",
-            ).to_dict())
+            ).to_dict(), fields=QRELS_FIELDS["evidence"])
             del parsed
             evidence_out.add(i, evidence)
         land(lake, [("evidence", dataset, evidence_out.frame())], fields=QRELS_FIELDS)

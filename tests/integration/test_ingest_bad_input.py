@@ -6,11 +6,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from python_jobs.core.lake import Lake
+from support.paths import PROJECT
 
 GOOD = "financerag_finqabench"  # a real BEIR set landed before every bad load
 
@@ -261,3 +266,213 @@ def test_documents_duplicate_doc_name_for_another_document(home, finrag, good, s
     q = write(tmp_path / "q.jsonl", lines(src / "financebench_open_source.jsonl", 2))
     err = rejected(finrag, home, good, fb_args(q, d), d, 11, "doc_name")
     assert "first on line 1" in err
+
+
+# ---- numbers beyond their column, a home that is a file, a period that is no year, TREC lines misread -------------
+BIG = "99999999999999999999"  # beyond int64: Polars failed on it with a TypeError while building the frame
+
+
+def test_a_grade_beyond_its_column_trec_qrels(home, finrag, good, shared_data, tmp_path) -> None:
+    src = lines(shared_data / "trec_eval_fixtures" / "qrels-302.test", 20)
+    for value in (BIG, str(2**31)):  # beyond int64, and beyond the evidence table's int32 only
+        t, it, doc, _ = src[6].split()
+        f = write(tmp_path / "qrels.test", [*src[:6], f"{t} {it} {doc} {value}", *src[7:]])
+        err = rejected(finrag, home, good, ["ingest", "trec-qrels", str(f), "--dataset", "trec_only"], f, 7, "rel")
+        assert f"out of range: a whole number from -2147483648 to 2147483647 is expected (got '{value}')" in err
+
+
+def test_a_grade_beyond_its_column_beir_qrels(home, finrag, good, shared_data, tmp_path) -> None:
+    qr = lines(shared_data / "financerag_icaif24" / "FinQABench" / "qrels.tsv")
+    row = qr[2].split("\t")
+    d = beir_dir(tmp_path, shared_data, qrels=[*qr[:2], "\t".join([*row[:2], BIG]), *qr[3:]])
+    err = rejected(finrag, home, good, ["ingest", "beir", "--dir", str(d), "--dataset", GOOD], d / "qrels.tsv", 3,
+                   "score")
+    assert "out of range" in err
+
+
+def test_a_page_number_beyond_its_column(home, finrag, good, shared_data, tmp_path) -> None:
+    """The reader takes any whole number as a page; the evidence table's int32 cannot hold this one: the contract's
+    cast names the row's file, line and field as the questions file names it."""
+    real = lines(shared_data / "financebench" / "data" / "financebench_open_source.jsonl", 3)
+    rec = json.loads(real[1])
+    rec["evidence"][0]["evidence_page_num"] = int(BIG)
+    q = write(tmp_path / "questions.jsonl", [real[0], json.dumps(rec), real[2]])
+    docs = shared_data / "financebench" / "data" / "financebench_document_information.jsonl"
+    err = rejected(finrag, home, good, fb_args(q, docs), q, 2, "evidence[0].evidence_page_num")
+    assert f"evidence: {BIG} does not fit the column page_number, of type int32" in err
+
+
+def test_a_trec_run_score_far_out_lands_as_the_float_it_is(home, finrag, good, shared_data, tmp_path) -> None:
+    """A score is a double for trec_eval (atof): 1e20 is a score like any other; one beyond a double is refused."""
+    src = lines(shared_data / "trec_eval_fixtures" / "results-302.test", 10)
+    cells = src[4].split()
+    f = write(tmp_path / "run.test", [*src[:4], " ".join([*cells[:4], BIG, cells[5]]), *src[5:]])
+    finrag("ingest", "trec-run", str(f), "--dataset", "trec_only", "--run-id", "far")
+    scores = Lake(home).read("retrieval_results", where={"run_id": "far"})["score"].to_list()
+    assert scores[4] == 1e20 and len(scores) == 10
+    before = snapshot(home)
+    f = write(tmp_path / "run2.test", [*src[:4], " ".join([*cells[:4], "1e999", cells[5]]), *src[5:]])
+    err = rejected(finrag, home, before, ["ingest", "trec-run", str(f), "--dataset", "trec_only", "--run-id", "inf"],
+                   f, 5, "score")
+    assert "finite number" in err
+
+
+def test_a_home_that_is_a_file(home, shared_data, tmp_path) -> None:
+    """--home FILE and FINRAG_HOME=FILE (or a path under a file): one line naming the file and where it was given."""
+    a_file = write(tmp_path / "home.txt", ["not a directory"])
+    qrels = str(shared_data / "trec_eval_fixtures" / "qrels-302.test")
+    cases = [(["--home", str(a_file)], {}, "--home", f"{a_file} is a file"),
+             ([], {"FINRAG_HOME": str(a_file)}, "FINRAG_HOME", f"{a_file} is a file"),
+             ([], {"FINRAG_HOME": str(a_file / "sub")}, "FINRAG_HOME",
+              f"{a_file / 'sub'} cannot be made: {a_file} is a file")]
+    for flag, env, field, why in cases:
+        proc = subprocess.run([sys.executable, "-m", "python_jobs.cli", *flag, "ingest", "trec-qrels", qrels,
+                               "--dataset", "trec_only"], capture_output=True, text=True, cwd=PROJECT,
+                              env={**os.environ, "FINRAG_HOME": str(home), **env}, timeout=300)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+        assert proc.stderr.strip().splitlines() == [
+            f"error: file {a_file}, field '{field}': the warehouse home must be a directory, and {why}"], proc.stderr
+        assert a_file.read_text() == "not a directory\n"
+
+
+def test_a_doc_period_that_is_no_year(home, finrag, good, shared_data, tmp_path) -> None:
+    """Periods are years (2015) or quarters (2023Q1), as BEIR titles carry them and the marts slice by them."""
+    src = shared_data / "financebench" / "data"
+    docs = lines(src / "financebench_document_information.jsonl")
+    q = write(tmp_path / "q.jsonl", lines(src / "financebench_open_source.jsonl", 2))
+    for i, period in enumerate(["twenty-fifteen", "15", True, 2015.0, "2015Q5"]):
+        bad = json.loads(docs[4]) | {"doc_period": period}
+        d = write(tmp_path / f"docs{i}.jsonl", [*docs[:4], json.dumps(bad), *docs[5:]])
+        err = rejected(finrag, home, good, fb_args(q, d), d, 5, "doc_period")
+        assert "a period is a year (e.g. 2015) or a quarter (e.g. 2023Q1)" in err
+    # a year as text and a quarter land as the numbers do
+    fine = [json.dumps(json.loads(docs[4]) | {"doc_period": "2015"}), json.dumps(json.loads(docs[5]) | {
+        "doc_period": "2023Q1"})]
+    d = write(tmp_path / "docs_ok.jsonl", [*docs[:4], *fine, *docs[6:]])
+    finrag(*fb_args(q, d))
+    periods = dict(Lake(home).read("documents", where={"dataset": "financebench"}).select("doc_id", "period").rows())
+    assert [periods[json.loads(x)["doc_name"]] for x in docs[3:6]] == [str(json.loads(docs[3])["doc_period"]),
+                                                                      "2015", "2023Q1"]
+
+
+@pytest.mark.parametrize(("verb", "header"), [("trec-run", "qid Q0 docno rank score tag"),
+                                              ("trec-run", "query-id corpus-id score"),
+                                              ("trec-qrels", "query-id\tcorpus-id\tscore"),
+                                              ("trec-qrels", "topic iteration docno rel")])
+def test_a_header_line_in_a_trec_file(home, finrag, good, shared_data, tmp_path, verb, header) -> None:
+    name = "results-302.test" if verb == "trec-run" else "qrels-302.test"
+    f = write(tmp_path / name, [header, *lines(shared_data / "trec_eval_fixtures" / name, 20)])
+    args = ["ingest", verb, str(f), "--dataset", "trec_only"] + (["--run-id", "r"] if verb == "trec-run" else [])
+    err = rejected(finrag, home, good, args, f, 1, "header")
+    assert "a header line? this format has none: expected topic, " in err and repr(header) in err
+
+
+@pytest.mark.parametrize("verb", ["trec-run", "trec-qrels"])
+def test_a_docno_with_a_space(home, finrag, good, shared_data, tmp_path, verb) -> None:
+    name = "results-302.test" if verb == "trec-run" else "qrels-302.test"
+    src = lines(shared_data / "trec_eval_fixtures" / name, 20)
+    cells = src[5].split()
+    spaced = f"{cells[2][:4]} {cells[2][4:]}"
+    f = write(tmp_path / name, [*src[:5], "\t".join([*cells[:2], spaced, *cells[3:]]), *src[6:]])
+    args = ["ingest", verb, str(f), "--dataset", "trec_only"] + (["--run-id", "r"] if verb == "trec-run" else [])
+    err = rejected(finrag, home, good, args, f, 6, "docno")
+    n = 7 if verb == "trec-run" else 5
+    assert (f"docno {spaced!r} contains a space: fields are separated by whitespace, so the fields after it shift "
+            f"(the line has {n} where {n - 1} are expected") in err
+
+
+# ---- generated corruptions of the real files -----------------------------------------------------------------------
+def corruptions(data: bytes, json_lines: bool) -> dict[str, bytes]:
+    """Generated corruptions of one file (its middle record line): numbers far out of range, a truncated line, a
+    file cut mid-line, one field fewer or more, bytes that are not UTF-8, an empty file. Each a whole file."""
+    rows = data.split(b"\n")
+    i = len(rows) // 2
+    line = rows[i]
+
+    def at(new: bytes) -> bytes:
+        return b"\n".join([*rows[:i], new, *rows[i + 1:]])
+
+    out = {"empty file": b"", "blank lines only": b"\n\n", "line truncated": at(line[:len(line) // 2]),
+           "file cut mid-line": data.rstrip(b"\n")[:-5], "not UTF-8": at(line[:len(line) // 2] + b"\xff\xfe"
+                                                                          + line[len(line) // 2:])}
+    numbers = list(re.finditer(rb"(?<![\w.\-])-?\d+(?:\.\d+)?(?![\w.\-])", line))
+    for n, m in enumerate(numbers[:3]):
+        for far in (b"99999999999999999999", b"1e999"):  # beyond an int64, beyond a double
+            out[f"number {n + 1} of line {i + 1} -> {far.decode()}"] = at(line[:m.start()] + far + line[m.end():])
+    if json_lines:
+        record = json.loads(line)
+        first = next(iter(record))
+        out[f"key {first!r} dropped"] = at(json.dumps({k: v for k, v in record.items() if k != first}).encode())
+        out["a key more"] = at(json.dumps({**record, "extra": 1}).encode())
+    else:
+        sep = b"\t" if b"\t" in line else b" "
+        out["a field fewer"] = at(sep.join(line.split()[:-1]))
+        out["a field more"] = at(line + sep + b"x")
+    return out
+
+
+def test_generated_corruptions_land_or_fail_in_one_line(home, good, shared_data, tmp_path, monkeypatch,
+                                                        capsys) -> None:
+    """Each corruption of each real file, through its ingest verb (the CLI's entry point, `main`, in this process: 66
+    corruptions in about 20 s), either lands or exits 2 with one line naming the corrupted file and a line, and
+    nothing lands then. What lands is what the formats allow: far numbers where the format has text (TREC topics and
+    iterations, a question's text, a gold answer, stored as text), a run score of 1e20 (a double), an extra key, a run
+    line's trailing field."""
+    from python_jobs.cli import main
+
+    fb, beir = shared_data / "financebench", shared_data / "financerag_icaif24" / "FinQABench"
+    trec = shared_data / "trec_eval_fixtures"
+    # (the file corrupted, the verb's arguments: {f} the corrupted file, {d} a BEIR dir holding it)
+    cases = [
+        (trec / "qrels-302.test", ["ingest", "trec-qrels", "{f}", "--dataset", "trec_only"]),
+        (trec / "results-302.test", ["ingest", "trec-run", "{f}", "--dataset", "trec_only", "--run-id", "r"]),
+        (beir / "qrels.tsv", ["ingest", "beir", "--dir", "{d}", "--dataset", GOOD]),
+        (beir / "queries.jsonl", ["ingest", "beir", "--dir", "{d}", "--dataset", GOOD]),
+        # the answers first: once FinanceBench questions are in the lake, answers must name them
+        (fb / "results" / "gpt-4_closedBook.jsonl", ["ingest", "financebench-answers", "{f}"]),
+        (fb / "data" / "financebench_document_information.jsonl",
+         ["ingest", "financebench", "--questions", str(tmp_path / "questions.jsonl"), "--documents", "{f}"]),
+    ]
+    write(tmp_path / "questions.jsonl", lines(fb / "data" / "financebench_open_source.jsonl", 5))
+    misbehaved, landed, refused = [], [], 0
+    for n, (src, template) in enumerate(cases):
+        for k, (what, data) in enumerate(corruptions(src.read_bytes(), src.suffix == ".jsonl").items()):
+            d = tmp_path / f"case-{n}-{k}"
+            if "{d}" in template:  # a BEIR dir: the real files beside the corrupted one
+                d.mkdir()
+                for other in beir.iterdir():
+                    if other.name != src.name:
+                        (d / other.name).symlink_to(other)
+            f = write(d / src.name, data)
+            before = snapshot(home)
+            monkeypatch.setattr(sys, "argv", ["finrag", "--home", str(home), *(a.format(f=f, d=d) for a in template)])
+            monkeypatch.setenv("FINRAG_HOME", str(home))
+            try:
+                main()
+                code = 0
+            except SystemExit as exc:
+                code = exc.code
+            except Exception as exc:  # what a traceback would have shown
+                misbehaved.append(f"{src.name}: {what}: {type(exc).__name__}: {exc}")
+                continue
+            err = capsys.readouterr().err.strip().splitlines()
+            if code == 0:
+                landed.append(f"{src.name}: {what}")
+            elif code == 2 and err[-1].startswith(f"error: file {f}, line ") and snapshot(home) == before:
+                refused += 1
+            else:
+                misbehaved.append(f"{src.name}: {what}: exit {code}, landed {snapshot(home) != before}: {err[-1:]}")
+    assert not misbehaved, "\n".join(misbehaved)
+    far = ["99999999999999999999", "1e999"]
+    assert landed == [
+        *(f"qrels-302.test: number {i} of line 532 -> {x}" for i in (1, 2) for x in far),  # topic, iteration
+        *(f"results-302.test: number 1 of line 251 -> {x}" for x in far),  # topic
+        "results-302.test: number 3 of line 251 -> 99999999999999999999",  # a score of 1e20
+        "results-302.test: a field more",
+        *(f"queries.jsonl: number {i} of line 51 -> {x}" for i in (1, 2) for x in far),  # in the question's text
+        "queries.jsonl: a key more",
+        "gpt-4_closedBook.jsonl: number 2 of line 76 -> 99999999999999999999",  # a gold answer
+        "gpt-4_closedBook.jsonl: a key more",
+        "financebench_document_information.jsonl: a key more",
+    ]
+    assert refused == 50

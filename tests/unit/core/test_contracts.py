@@ -9,6 +9,7 @@ import polars as pl
 import pytest
 
 from python_jobs.core.contracts import CONTRACTS, _load, contract
+from python_jobs.core.errors import InputError
 from python_jobs.warehouse.dbt_codegen import RULES_DIR, STAGING_DIR, generated_files, stale_files, write_generated
 from support.paths import PROJECT
 
@@ -36,6 +37,24 @@ def test_frames_are_typed_by_the_contract() -> None:
     assert "run_id" not in empty.columns and "created_at" not in empty.columns
     with pytest.raises(KeyError, match="not in the contract"):
         contract("answers").frame([{"run_id": "r", "typo_column": 1}])
+
+
+def test_a_value_its_column_cannot_hold_names_its_row() -> None:
+    """The contract's cast is where a number beyond int32 (or text in a number column) meets its type: an InputError
+    naming the row's file and line and the input's field (a template over the row), not Polars' TypeError."""
+    rows = [{"question_id": "q1", "evidence_ordinal": 0, "relevance": 1, "_file": "q.jsonl", "_line": 1},
+            {"question_id": "q2", "evidence_ordinal": 3, "relevance": 2**31, "_file": "q.jsonl", "_line": 2}]
+    with pytest.raises(InputError) as err:
+        contract("evidence").frame(rows, fields={"relevance": "evidence[{evidence_ordinal}].grade"})
+    assert str(err.value) == ("file q.jsonl, line 2, field 'evidence[3].grade': evidence: 2147483648 does not fit the "
+                              "column relevance, of type int32")
+    with pytest.raises(InputError) as err:  # columns (Series, as the TREC readers give them), no field names
+        contract("evidence").frame(question_id=pl.Series(["a", "b"]), relevance=pl.Series([int("9" * 20), 1]),
+                                   _line=pl.Series([7, 8]))
+    assert (err.value.line, err.value.field) == (7, "relevance") and err.value.file is None
+    with pytest.raises(InputError, match="'x' does not fit the column relevance"):
+        contract("evidence").frame([{"question_id": "q1", "relevance": "x", "_line": 4}])
+    assert contract("evidence").frame(rows[:1])["relevance"].dtype == pl.Int32  # what fits is cast as before
 
 
 def test_an_unquoted_comma_in_a_description_is_refused(tmp_path: Path) -> None:

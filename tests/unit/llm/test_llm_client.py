@@ -1,4 +1,4 @@
-"""The one LLM client (python_jobs/llm.py) against a scripted OpenAI-compatible server on loopback: cache and
+"""The one LLM client (python_jobs/llm/client.py) against a scripted OpenAI-compatible server on loopback: cache and
 re-runs, retries on injected faults, recorded failures, concurrency, cost from the price seed, progressive ledger
 batches, and the API key kept out of the lake, logs and exceptions."""
 

@@ -1,5 +1,6 @@
-"""The agents' reply parsers (python_jobs/qa_generation.py) on real SmolLM2-135M reply shapes seen on FinanceBench
-(loops, missing labels, copied examples) and on well-formed replies; the seeded split; the human-verdict rule."""
+"""The agents' reply parsers (python_jobs/qa_generation/replies.py) on real SmolLM2-135M reply shapes seen on
+FinanceBench (loops, missing labels, copied examples) and on well-formed replies; the seeded split; the human-verdict
+rule."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""The scalar text metrics (python_jobs/text_metrics.py) against their reference libraries on real FinanceBench
-answers, hand-worked numeric-match cases, and the same functions called from SQL as the dbt plugin registers them."""
+"""The scalar text metrics (python_jobs/warehouse/text_metrics.py) against their reference libraries on real
+FinanceBench answers, hand-worked numeric-match cases, and the same functions called from SQL as the dbt plugin
+registers them."""
 
 from __future__ import annotations
 
