@@ -15,7 +15,7 @@ from python_jobs.core.lake import Lake
 from python_jobs.core.shards import Shard
 from python_jobs.judging.runs import run_judge
 from python_jobs.llm.config import LLMConfig
-from python_jobs.retrieval.runs import run_retrieval
+from support.retrieval_runs import retrieve as run_retrieve
 from support.toy_corpus import DATASET, FLAT, QUESTIONS, land_corpus
 
 # what differs between two runs of the same config by nature: when they landed, how long they took, and the LLM
@@ -75,7 +75,7 @@ def llm(fake_url: str) -> LLMConfig:
 
 
 def retrieve(home: Path, shard: Shard | None = None, k: int = 3) -> dict[str, object]:
-    return run_retrieval(home, DATASET, "bm25", k=k, chunker_id=FLAT, run_id=RUN_ID, progress=False, shard=shard)
+    return run_retrieve(home, DATASET, "bm25", k=k, chunker_id=FLAT, run_id=RUN_ID, shard=shard)
 
 
 def answer(home: Path, fake_url: str, shard: Shard | None = None) -> str:
