@@ -28,12 +28,11 @@ from typing import Any
 
 import polars as pl
 from pydantic import Field, ValidationInfo, field_validator
-from pydantic_core import PydanticCustomError
 
 from python_jobs.core.console import say
 from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError
-from python_jobs.core.job_config import JobConfig
+from python_jobs.core.job_config import JobConfig, required
 from python_jobs.core.lake import Lake, check_id
 from python_jobs.core.question_sets import select_splits, splits_param
 from python_jobs.core.shards import Shard, select_shard
@@ -77,7 +76,7 @@ class AnswerConfig(JobConfig):
     @classmethod
     def _closed_book_needs_a_dataset(cls, value: str | None, info: ValidationInfo) -> str | None:
         if not value and info.data.get("retrieval_run_id") is None:
-            raise PydanticCustomError("required_setting", "a closed-book run (no retrieval_run_id) needs a dataset")
+            raise required("a closed-book run (no retrieval_run_id) needs a dataset")
         return value
 
     @property

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pydantic import ValidationError
 
+REQUIRED_SETTING = "required_setting"  # the pydantic error type of a setting not given (core.job_config.required)
+
 
 class InputError(Exception):
     """Bad input. The CLI prints it and exits non-zero; nothing of the load has landed."""
@@ -62,6 +64,6 @@ def validation_error(exc: ValidationError, file: str | None = None, line: int | 
         why = f"value must be one of the types {', '.join(dict.fromkeys(tags))}"
     else:
         why = "required field is missing" if err["type"] == "missing" else err["msg"]
-    if err["type"] != "missing" and "input" in err:
+    if err["type"] not in ("missing", REQUIRED_SETTING) and "input" in err:
         why += f" (got {str(err['input'])[:60]!r})"
     return InputError(why, file=file, line=line, field=field)

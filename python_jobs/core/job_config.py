@@ -9,8 +9,14 @@ from collections.abc import Mapping
 from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic_core import PydanticCustomError
 
-from python_jobs.core.errors import InputError, validation_error
+from python_jobs.core.errors import REQUIRED_SETTING, InputError, validation_error
+
+
+def required(message: str) -> PydanticCustomError:
+    """What a validator raises for a setting that has no default and was not given; `message` says what to give."""
+    return PydanticCustomError(REQUIRED_SETTING, message)
 
 
 class JobConfig(BaseModel):

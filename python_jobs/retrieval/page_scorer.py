@@ -18,9 +18,9 @@ from collections import Counter
 
 import numpy as np
 from pydantic import Field, field_validator
-from pydantic_core import PydanticCustomError
 
 from python_jobs.core.errors import InputError
+from python_jobs.core.job_config import required
 from python_jobs.core.lake import Lake
 from python_jobs.corpus.encoders import load_embedder
 from python_jobs.page_scoring.folds import fold_of_question, gold_documents
@@ -47,8 +47,7 @@ class PageScorerConfig(RetrieverConfig):
     @classmethod
     def _given(cls, value: str | None) -> str:
         if not value:
-            raise PydanticCustomError("required_setting",
-                                      "page_scorer needs --model-training (a `finrag train-page-scorer` training id)")
+            raise required("page_scorer needs --model-training (a `finrag train-page-scorer` training id)")
         return value
 
     def build(self, ctx: Context, level: str, k: int, tree: RetrieverTree) -> Retriever:

@@ -4,9 +4,9 @@ FlagEmbedding FlagReranker), best first; equal scores keep the first-stage order
 from __future__ import annotations
 
 from pydantic import Field, field_validator
-from pydantic_core import PydanticCustomError
 
 from python_jobs.core.console import progress
+from python_jobs.core.job_config import required
 from python_jobs.corpus.encoders import load_reranker
 from python_jobs.retrieval import (
     Context,
@@ -38,8 +38,7 @@ class RerankConfig(RetrieverConfig):
     @classmethod
     def _given(cls, value: str | None) -> str:
         if not value:
-            raise PydanticCustomError("required_setting",
-                                      "rerank needs --reranker (a cross-encoder name or local path)")
+            raise required("rerank needs --reranker (a cross-encoder name or local path)")
         return value
 
     def build(self, ctx: Context, level: str, k: int, tree: RetrieverTree) -> Retriever:
