@@ -34,6 +34,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from python_jobs.corpus.encoders import DEFAULT_LONG_TEXT, LONG_TEXT_MODES
+
 PROJECT = Path(__file__).resolve().parents[2]
 SHARED = Path(os.environ.get("FINRAG_SHARED_DATA", PROJECT.parent / "shared" / "data"))
 CORPUS = SHARED / "financerag_icaif24" / "FinanceBench"
@@ -85,7 +87,7 @@ def same_index(a: Path, b: Path) -> int:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--long-text", choices=("window", "truncate"), default="window")
+    ap.add_argument("--long-text", choices=LONG_TEXT_MODES, default=DEFAULT_LONG_TEXT)
     ap.add_argument("--keep", action="store_true", help="Keep the temporary homes.")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench_shards_"))

@@ -1,6 +1,6 @@
 """`finrag answer`: an answer run over a retrieval run (RAG) or closed-book, through the one LLM client.
 
-    finrag answer --retrieval-run R [--k 5] [--template rag_answer_v1] [--max-words 300] [--limit N]
+    finrag answer --retrieval-run R [--k K] [--template rag_answer_v1] [--max-words 300] [--limit N]
     finrag answer --closed-book --dataset D [--template closed_book_v1] [--limit N]
 
 - Prompts are template files (prompts/*.txt); the template's name and hash, the model, the retrieval run and every
@@ -27,10 +27,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
+from pydantic import Field, ValidationInfo, field_validator
 
 from python_jobs.core.console import say
 from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError
+from python_jobs.core.job_config import JobConfig, required
 from python_jobs.core.lake import Lake, check_id
 from python_jobs.core.question_sets import select_splits, splits_param
 from python_jobs.core.shards import Shard, select_shard
@@ -43,6 +45,43 @@ DEFAULT_CLOSED_TEMPLATE = "closed_book_v1"
 DEFAULT_FUSE_TEMPLATE = "fuse_answers_v1"
 PART_SEPARATOR = "\n\n=== next prompt ===\n\n"
 
+
+class AnswerConfig(JobConfig):
+    """An answer run: over a retrieval run (RAG), or closed book (no retrieval run; the dataset is then required).
+    Everything but run_id and ledger_batch enters the config hash (and the run id), with the model and templates."""
+
+    retrieval_run_id: str | None = Field(None, description="Answer over this retrieval run (RAG).")
+    dataset: str | None = Field(None, validate_default=True,
+                                description="Dataset of the questions (closed book; checked for RAG).")
+    k: int = Field(5, ge=1, description="Top-k chunks into the prompt.")
+    template: str | None = Field(None, description=(
+        "Prompt template name (prompts/<name>.txt) or path "
+        f"[default: {DEFAULT_RAG_TEMPLATE} / {DEFAULT_CLOSED_TEMPLATE}]."))
+    fuse_template: str = Field(DEFAULT_FUSE_TEMPLATE, description="Prompt that fuses the answers of a split context.")
+    context_tokens: int = Field(1500, ge=64, description=(
+        "Context budget; longer contexts are split, answered per part and fused."))
+    max_tokens: int = Field(200, ge=1, description="Completion tokens per call.")
+    temperature: float = Field(0.0, ge=0, le=2)
+    max_words: int | None = Field(None, ge=1, description=(
+        "Cut answers to their first N words before scoring and export (answer-file runs: 300)."))
+    limit: int | None = Field(None, ge=1, description="Only the first N questions (by id).")
+    question_ids: tuple[str, ...] = Field((), strict=False, description="Only these questions.")
+    splits: tuple[str, ...] | None = Field(None, strict=False, description=(
+        "Question splits to answer (default: every split except 'dropped')."))
+    run_id: str | None = Field(None, description="Run id (default: <dataset>-<mode>-<config hash>).")
+    ledger_batch: int = Field(16, ge=1, description=(
+        "LLM calls per landed llm_calls batch (a killed run loses at most one batch)."))
+
+    @field_validator("dataset")
+    @classmethod
+    def _closed_book_needs_a_dataset(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if not value and info.data.get("retrieval_run_id") is None:
+            raise required("a closed-book run (no retrieval_run_id) needs a dataset")
+        return value
+
+    @property
+    def closed_book(self) -> bool:
+        return self.retrieval_run_id is None
 
 
 @dataclass(frozen=True)
@@ -157,12 +196,12 @@ def load_passages(lake: Lake, dataset: str, retrieval_run_id: str, k: int) -> di
     return out
 
 
-def run_answers(home: str | None, *, retrieval_run_id: str | None, dataset: str | None, k: int, template: str | None,
-                fuse_template: str, context_tokens: int, max_tokens: int, temperature: float, max_words: int | None,
-                limit: int | None, question_ids: tuple[str, ...], run_id: str | None, config: LLMConfig,
-                ledger_batch: int, splits: tuple[str, ...] | None = None, shard: Shard | None = None) -> str:
+def run_answers(home: str | None, cfg: AnswerConfig, llm_config: LLMConfig, *, shard: Shard | None = None) -> str:
+    """Answer `cfg`'s questions and land the run. Beside the config: the LLM endpoint (the environment's, with its
+    key; the model enters the hash through the client) and this process's shard of the run (the run and its id are
+    the whole run's)."""
     lake = Lake(home)
-    closed_book = retrieval_run_id is None
+    closed_book, retrieval_run_id, dataset = cfg.closed_book, cfg.retrieval_run_id, cfg.dataset
     if not closed_book:
         runs = lake.read("retrieval_runs", where={"run_id": retrieval_run_id})
         if runs.height == 0:
@@ -173,39 +212,41 @@ def run_answers(home: str | None, *, retrieval_run_id: str | None, dataset: str 
                              field="dataset")
         dataset = run_dataset
     assert dataset is not None
-    tpl: PromptTemplate = load_template(template or (DEFAULT_CLOSED_TEMPLATE if closed_book else DEFAULT_RAG_TEMPLATE))
-    fuse: PromptTemplate = load_template(fuse_template)
-    questions = load_questions(lake, dataset, question_ids, limit, splits)
+    tpl: PromptTemplate = load_template(cfg.template or (DEFAULT_CLOSED_TEMPLATE if closed_book
+                                                         else DEFAULT_RAG_TEMPLATE))
+    fuse: PromptTemplate = load_template(cfg.fuse_template)
+    questions = load_questions(lake, dataset, cfg.question_ids, cfg.limit, cfg.splits)
 
-    llm = LLMClient(home, config, job_run_id=f"answer-{dataset}{f'-{shard.tag}' if shard else ''}",
-                    batch_size=ledger_batch)
+    llm = LLMClient(home, llm_config, job_run_id=f"answer-{dataset}{f'-{shard.tag}' if shard else ''}",
+                    batch_size=cfg.ledger_batch)
     mode = "closed_book" if closed_book else "rag"
-    params = {"mode": mode, "k": None if closed_book else k, "context_tokens": None if closed_book else context_tokens,
-              "max_tokens": max_tokens, "temperature": temperature, "max_words": max_words, "limit": limit,
-              "question_ids": sorted(question_ids) or None, "template_sha256": tpl.sha256,
+    params = {"mode": mode, "k": None if closed_book else cfg.k,
+              "context_tokens": None if closed_book else cfg.context_tokens, "max_tokens": cfg.max_tokens,
+              "temperature": cfg.temperature, "max_words": cfg.max_words, "limit": cfg.limit,
+              "question_ids": sorted(cfg.question_ids) or None, "template_sha256": tpl.sha256,
               "fuse_template": None if closed_book else fuse.ref,
-              **({"splits": list(splits)} if splits else {})}  # an explicit selection changes the run id
+              **({"splits": list(cfg.splits)} if cfg.splits else {})}  # an explicit selection changes the run id
     digest = config_hash({"dataset": dataset, "retrieval_run_id": retrieval_run_id, "model": llm.model,
                           "prompt_template": tpl.ref, **params})
-    run_id = check_id(run_id or f"{dataset}-{mode}-{digest[:10]}", "run id")
+    run_id = check_id(cfg.run_id or f"{dataset}-{mode}-{digest[:10]}", "run id")
 
-    passages = {} if closed_book else load_passages(lake, dataset, retrieval_run_id, k)  # type: ignore[arg-type]
+    passages = {} if closed_book else load_passages(lake, dataset, retrieval_run_id, cfg.k)  # type: ignore[arg-type]
     if not closed_book:
         before = questions.height
         questions = questions.filter(pl.col("question_id").is_in(list(passages)))
         if questions.height < before:
             say(f"{before - questions.height} questions have no results in {retrieval_run_id!r}: not answered")
-    question_splits = splits_param(splits, questions)  # the whole run's selection, before a shard takes its slice
+    question_splits = splits_param(cfg.splits, questions)  # the whole run's selection, before a shard takes its slice
     questions = select_shard(questions, "question_id", shard)
     counter = None if closed_book else TokenCounter()
     plans = []
     for q in questions.iter_rows(named=True):
         ps = passages.get(q["question_id"], [])
-        parts = [[]] if closed_book else split_parts(ps, context_tokens, counter)  # type: ignore[arg-type]
+        parts = [[]] if closed_book else split_parts(ps, cfg.context_tokens, counter)  # type: ignore[arg-type]
         plans.append(Plan(q["question_id"], q["question"], ps, parts))
     n_split = sum(len(p.parts) > 1 for p in plans)
     say(f"run {run_id}{f' shard {shard}' if shard else ''}: {len(plans)} questions, {mode}, model {llm.model}"
-        + (f", {n_split} over the {context_tokens}-token context budget (split and fused)" if n_split else ""))
+        + (f", {n_split} over the {cfg.context_tokens}-token context budget (split and fused)" if n_split else ""))
 
     def part_messages(plan: Plan, part_index: int) -> tuple[tuple[str, str], ...]:
         if closed_book:
@@ -216,7 +257,7 @@ def run_answers(home: str | None, *, retrieval_run_id: str | None, dataset: str 
     try:
         # stage 1: one call per question and part
         stage1 = [(plan, i, ChatRequest(part_messages(plan, i), "answer" if len(plan.parts) == 1 else "answer_part",
-                                        temperature=temperature, max_tokens=max_tokens))
+                                        temperature=cfg.temperature, max_tokens=cfg.max_tokens))
                   for plan in plans for i in range(len(plan.parts))]
         results1 = llm.complete_many([r for _, _, r in stage1], desc="answer")
         by_plan: dict[str, list[tuple[ChatRequest, LLMResult]]] = {}
@@ -228,8 +269,9 @@ def run_answers(home: str | None, *, retrieval_run_id: str | None, dataset: str 
             calls = by_plan[plan.question_id]
             if len(calls) > 1 and all(r.ok for _, r in calls):
                 partial = "\n".join(f"Part {i + 1}: {r.text}" for i, (_, r) in enumerate(calls))
-                fuse_reqs[plan.question_id] = ChatRequest(fuse.render(question=plan.question, partial_answers=partial),
-                                                          "fuse", temperature=temperature, max_tokens=max_tokens)
+                fuse_reqs[plan.question_id] = ChatRequest(
+                    fuse.render(question=plan.question, partial_answers=partial), "fuse",
+                    temperature=cfg.temperature, max_tokens=cfg.max_tokens)
         fused = dict(zip(fuse_reqs, llm.complete_many(list(fuse_reqs.values()), desc="fuse"), strict=True))
     finally:
         llm.close()
@@ -259,7 +301,7 @@ def run_answers(home: str | None, *, retrieval_run_id: str | None, dataset: str 
     answers = contract("answers").frame(rows)
     run = contract("generation_runs").frame([{
         "run_id": run_id, "dataset": dataset, "retrieval_run_id": retrieval_run_id, "model": llm.model,
-        "eval_mode": mode, "prompt_template": tpl.ref, "max_words": max_words, "question_splits": question_splits,
+        "eval_mode": mode, "prompt_template": tpl.ref, "max_words": cfg.max_words, "question_splits": question_splits,
         "params": json.dumps({**params, "splits": question_splits, "config_hash": digest, "source": "finrag"},
                              sort_keys=True),
     }])

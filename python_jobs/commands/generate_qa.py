@@ -2,7 +2,7 @@
 
     finrag generate-qa --dataset D [--tasks extractive,multi_hop,...] [--per-cell N] [--seed S] [--sample U]
                        [--unit chunk|document] [--chunker-id C] [--topics seeds/omnieval_topics.csv] [--max-topics T]
-                       [--test-fraction 0.5] [--rounds 2] [--concurrency K]
+                       [--test-fraction F] [--rounds R] [--concurrency K]
 
 The rules and decisions are documented in python_jobs/qa_generation/pipeline.py.
 """
@@ -13,44 +13,43 @@ import click
 
 from python_jobs.commands._options import Produced, llm_options, parse_tasks, produces, sigterm_as_interrupt
 from python_jobs.llm.config import LLMConfig
-from python_jobs.qa_generation.pipeline import run_generation
-from python_jobs.qa_generation.tasks import TASKS
+from python_jobs.qa_generation.pipeline import GenerationConfig, run_generation
+
+FIELDS = GenerationConfig.model_fields
+
+
+def default(name: str) -> dict[str, object]:
+    """An option's default and help, read from the config."""
+    return {"default": GenerationConfig.default(name), "show_default": True, "help": FIELDS[name].description}
 
 
 @click.command("generate-qa")
 @produces
-@click.option("--dataset", required=True, help="Corpus to generate from; instances land in this dataset.")
-@click.option("--tasks", default=",".join(TASKS), show_default=True, help="Comma list of tasks.")
-@click.option("--per-cell", type=int, default=2, show_default=True, help="Instances per topic x task cell.")
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--unit", type=click.Choice(["chunk", "document"]), default="chunk", show_default=True,
-              help="What is sampled and classified: chunks, or one chunk per document.")
-@click.option("--chunker-id", default=None, help="Chunks partition (default: the dataset's only one).")
+@click.option("--dataset", required=True, help=FIELDS["dataset"].description)
+@click.option("--tasks", default=",".join(GenerationConfig.default("tasks")), show_default=True,
+              help="Comma list of tasks.")
+@click.option("--per-cell", type=int, **default("per_cell"))
+@click.option("--seed", type=int, **default("seed"))
+@click.option("--unit", type=click.Choice(["chunk", "document"]), **default("unit"))
+@click.option("--chunker-id", default=None, help=FIELDS["chunker_id"].description)
 @click.option("--topics", "topics_path", default=None, type=click.Path(exists=True, dir_okay=False),
-              help="Flattened topic tree CSV (`finrag topics flatten`) [default: seeds/omnieval_topics.csv].")
-@click.option("--sample", type=int, default=40, show_default=True, help="Units to sample and classify.")
-@click.option("--max-topics", type=int, default=None, help="Keep the T most populated topics as cells.")
-@click.option("--test-fraction", type=float, default=0.5, show_default=True,
-              help="Share of kept instances in the 'gen_test' split (the rest 'gen_train'; seeded by question id).")
-@click.option("--rounds", type=int, default=2, show_default=True,
-              help="Generation rounds: failed attempts are refilled from the cell's unused units.")
-@click.option("--passage-chars", type=int, default=1500, show_default=True,
-              help="Characters of each chunk put into a prompt (and stored as evidence text).")
-@click.option("--run-id", default=None, help="Generation run id (default: qagen-<dataset>-<config hash>).")
+              help=FIELDS["topics_path"].description)
+@click.option("--sample", type=int, **default("sample"))
+@click.option("--max-topics", type=int, default=None, help=FIELDS["max_topics"].description)
+@click.option("--test-fraction", type=float, **default("test_fraction"))
+@click.option("--rounds", type=int, **default("rounds"))
+@click.option("--passage-chars", type=int, **default("passage_chars"))
+@click.option("--run-id", default=None, help=FIELDS["run_id"].description)
 @llm_options()
-@click.option("--ledger-batch", type=int, default=8, show_default=True,
-              help="LLM calls per landed llm_calls batch (a killed run loses at most one batch).")
+@click.option("--ledger-batch", type=int, **default("ledger_batch"))
 def command(dataset: str, tasks: str, per_cell: int, seed: int, unit: str, chunker_id: str | None,
             topics_path: str | None, sample: int, max_topics: int | None, test_fraction: float, rounds: int,
             passage_chars: int, run_id: str | None, llm_config: LLMConfig, ledger_batch: int) -> Produced:
     """Generate QA instances over a corpus's topic x task matrix, inspect them, land them (source = generated)."""
-    if per_cell < 1 or sample < 1 or rounds < 1 or passage_chars < 100 or (max_topics is not None and max_topics < 1):
-        raise click.UsageError("--per-cell, --sample, --rounds, --max-topics >= 1 and --passage-chars >= 100")
-    if not 0.0 <= test_fraction <= 1.0:
-        raise click.UsageError("--test-fraction is between 0 and 1")
+    cfg = GenerationConfig(dataset=dataset, tasks=parse_tasks(tasks), per_cell=per_cell, seed=seed, unit=unit,
+                           chunker_id=chunker_id, topics_path=topics_path, max_topics=max_topics, sample=sample,
+                           test_fraction=test_fraction, rounds=rounds, passage_chars=passage_chars, run_id=run_id,
+                           ledger_batch=ledger_batch)
     sigterm_as_interrupt()
-    run_id = run_generation(None, dataset=dataset, tasks=parse_tasks(tasks), per_cell=per_cell, seed=seed, unit=unit,
-                   chunker_id=chunker_id, topics_path=topics_path, max_topics=max_topics, sample=sample,
-                   test_fraction=test_fraction, rounds=rounds, passage_chars=passage_chars, run_id=run_id,
-                   config=llm_config, ledger_batch=ledger_batch)
+    run_id = run_generation(None, cfg, llm_config)
     return run_id, {"generation_run_id": run_id}

@@ -10,7 +10,7 @@ import click
 from python_jobs.commands._options import Produced, produces, shard_option
 from python_jobs.core.config import warehouse_home
 from python_jobs.core.shards import Shard
-from python_jobs.corpus.encoders import DEFAULT_EMBEDDER, LONG_TEXT_MODES
+from python_jobs.corpus.encoders import DEFAULT_EMBEDDER, DEFAULT_LONG_TEXT, LONG_TEXT_MODES
 from python_jobs.corpus.indexing import LEVELS, index_chunks
 
 
@@ -20,7 +20,7 @@ from python_jobs.corpus.indexing import LEVELS, index_chunks
 @click.option("--chunker-id", default=None, help="Chunks partition (default: the dataset's only chunker).")
 @click.option("--embedder", default=DEFAULT_EMBEDDER, show_default=True,
               help="sentence-transformers name or local path; prefix flag: for FlagEmbedding.")
-@click.option("--long-text", type=click.Choice(LONG_TEXT_MODES), default="window", show_default=True,
+@click.option("--long-text", type=click.Choice(LONG_TEXT_MODES), default=DEFAULT_LONG_TEXT, show_default=True,
               help="Chunks longer than the model's window: average of window vectors, or truncate.")
 @click.option("--batch-size", type=int, default=64, show_default=True)
 @click.option("--ann", is_flag=True, help="Also build an IVF_PQ (cosine) index for `retrieve --dense-search ann`.")

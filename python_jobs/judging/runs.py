@@ -34,10 +34,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import polars as pl
+from pydantic import Field, field_validator
+from pydantic_core import PydanticCustomError
 
 from python_jobs.core.console import say
 from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError
+from python_jobs.core.job_config import JobConfig
 from python_jobs.core.lake import Lake, check_id
 from python_jobs.core.shards import Shard
 from python_jobs.judging.metrics import ANSWER_FILE_WORDS, MAX_PASSAGES, MetricSpec, load_metrics
@@ -52,6 +55,30 @@ from python_jobs.warehouse.text_metrics import first_words, parse_amounts
 EVIDENCE_MODES = {"oracle", "oracle_reverse", "inContext", "inContext_reverse"}
 REFERENCE_TOKENS = 200
 
+
+class JudgeConfig(JobConfig):
+    """A judge run over an answer run. Everything but judge_run_id and ledger_batch enters the config hash (and the
+    judge run id), with the judge model and the rubrics' hashes."""
+
+    answer_run_id: str = Field(description="The answer run to judge.")
+    metrics: tuple[str, ...] | None = Field(None, strict=False, description=(
+        "Judged metrics (seeds/metrics.csv) [default: all that apply to the run]."))
+    rubrics: dict[str, str] = Field({}, description=(
+        "METRIC -> another rubric prompt for it (name under prompts/ or a path)."))
+    limit: int | None = Field(None, ge=1, description="Only the first N answers (by question id).")
+    question_ids: tuple[str, ...] = Field((), strict=False, description="Only these questions.")
+    max_tokens: int = Field(128, ge=8, description="Completion tokens per judgment.")
+    passage_tokens: int = Field(900, ge=64, description=(
+        "Token budget of all passages in one prompt (each of the first 10 is cut to its share)."))
+    judge_run_id: str | None = Field(None, description="Judge run id (default: <answer run>-judge-<config hash>).")
+    ledger_batch: int = Field(16, ge=1, description="LLM calls per landed llm_calls batch.")
+
+    @field_validator("metrics")
+    @classmethod
+    def _distinct(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        if value is not None and (not value or len(set(value)) != len(value)):
+            raise PydanticCustomError("distinct_names", "a list of distinct metric names")
+        return value
 
 
 @dataclass
@@ -180,19 +207,23 @@ def render(tpl: PromptTemplate, spec: MetricSpec, item: Item, budget: Budget, pa
                       answer=answer, passages=context)
 
 
-def run_judge(home: str | None, *, answer_run_id: str, metrics: list[str] | None, rubrics: dict[str, str],
-              limit: int | None, question_ids: tuple[str, ...], max_tokens: int, passage_tokens: int,
-              judge_run_id: str | None, config: LLMConfig, ledger_batch: int = 16, shard: Shard | None = None) -> str:
+def run_judge(home: str | None, cfg: JudgeConfig, llm_config: LLMConfig, *, shard: Shard | None = None) -> str:
+    """Judge `cfg`'s answers and land the run. Beside the config: the LLM endpoint (the environment's, with its key;
+    the judge model enters the hash through the client) and this process's shard of the run (the run and its id are
+    the whole run's)."""
     lake = Lake(home)
+    answer_run_id, rubrics, max_tokens, passage_tokens = (cfg.answer_run_id, cfg.rubrics, cfg.max_tokens,
+                                                          cfg.passage_tokens)
     specs = load_metrics()
     runs = lake.read("generation_runs", where={"run_id": answer_run_id})
     if runs.height == 0:
         raise InputError(f"no answer run {answer_run_id!r} in the lake", field="answer_run")
     run = runs.row(0, named=True)
-    items = load_items(lake, run, question_ids, limit)
+    items = load_items(lake, run, cfg.question_ids, cfg.limit)
     if not items:
         raise InputError(f"answer run {answer_run_id!r} has no answers to judge", field="answer_run")
 
+    metrics = list(cfg.metrics) if cfg.metrics is not None else None
     if metrics is None:
         has_passages = any(i.passages for i in items)
         metrics = [m for m, s in specs.items() if has_passages or not s.needs_passages]
@@ -204,15 +235,16 @@ def run_judge(home: str | None, *, answer_run_id: str, metrics: list[str] | None
         raise InputError(f"--rubric names metric {stray[0]!r}, which is not judged in this run", field="rubric")
     templates = {m: load_template(rubrics.get(m, f"judge_{m}_v1")) for m in metrics}
 
-    llm = LLMClient(home, config, job_run_id=f"judge-{answer_run_id}{f'-{shard.tag}' if shard else ''}",
-                    batch_size=ledger_batch)
+    llm = LLMClient(home, llm_config, job_run_id=f"judge-{answer_run_id}{f'-{shard.tag}' if shard else ''}",
+                    batch_size=cfg.ledger_batch)
     params = {"metrics": metrics, "rubrics": {m: t.ref for m, t in templates.items()}, "max_tokens": max_tokens,
               "temperature": 0.0, "passage_tokens": passage_tokens, "max_passages": MAX_PASSAGES,
               "answer_file_words": ANSWER_FILE_WORDS, "reference_tokens": REFERENCE_TOKENS,
-              "token_counter": "minilm (estimate)", "limit": limit, "question_ids": sorted(question_ids) or None}
+              "token_counter": "minilm (estimate)", "limit": cfg.limit,
+              "question_ids": sorted(cfg.question_ids) or None}
     digest = hashlib.sha256(json.dumps({"answer_run_id": answer_run_id, "judge_model": llm.model, **params},
                                        sort_keys=True).encode()).hexdigest()
-    judge_run_id = check_id(judge_run_id or f"{answer_run_id}-judge-{digest[:10]}", "judge run id")
+    judge_run_id = check_id(cfg.judge_run_id or f"{answer_run_id}-judge-{digest[:10]}", "judge run id")
     if shard is not None:  # the selection and default metrics above are the whole run's: the shard judges its slice
         items = [i for i in items if shard.owns(i.question_id)]
     say(f"judge run {judge_run_id}{f' shard {shard}' if shard else ''}: {len(items)} answers of {answer_run_id!r} "

@@ -2,7 +2,7 @@
 
     finrag generate-qa --dataset D [--tasks extractive,multi_hop,...] [--per-cell N] [--seed S] [--sample U]
                        [--unit chunk|document] [--chunker-id C] [--topics seeds/omnieval_topics.csv] [--max-topics T]
-                       [--test-fraction 0.5] [--rounds 2] [--concurrency K]
+                       [--test-fraction F] [--rounds R] [--concurrency K]
 
 1. Sample `--sample` units (seeded): chunks, or one chunk per document; the classifier agent gives each a leaf topic.
 2. Cells = (topic, task) for the topics that got units (the `--max-topics` most populated); each cell asks for
@@ -24,13 +24,16 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import polars as pl
+from pydantic import Field, field_validator
+from pydantic_core import PydanticCustomError
 
 from python_jobs.core.console import say
 from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError
+from python_jobs.core.job_config import JobConfig
 from python_jobs.core.lake import Lake, check_id
 from python_jobs.llm.client import ChatRequest, LLMClient
 from python_jobs.llm.config import LLMConfig
@@ -51,6 +54,7 @@ from python_jobs.qa_generation.tasks import (
     KINDS,
     MIN_UNIT_CHARS,
     SPLIT_DROPPED,
+    TASKS,
     assigned_split,
     digest,
     seeded_shuffle,
@@ -60,6 +64,38 @@ from python_jobs.qa_generation.topics import Topic, load_topics
 MAX_TOKENS = {"classify": 24, "extractive": 80, "multi_hop_calc": 120, "multi_hop_chain": 150, "contrast": 120,
               "long_form": 220, "conversational": 220, "inspect": 90}
 
+
+class GenerationConfig(JobConfig):
+    """A generation run. Everything but run_id and ledger_batch enters the config hash (and the run id), with the
+    model, the topics' and prompts' hashes."""
+
+    dataset: str = Field(description="Corpus to generate from; instances land in this dataset.")
+    tasks: tuple[str, ...] = Field(TASKS, strict=False, description="Tasks (the matrix's columns).")
+    per_cell: int = Field(2, ge=1, description="Instances per topic x task cell.")
+    seed: int = 0
+    unit: Literal["chunk", "document"] = Field("chunk", description=(
+        "What is sampled and classified: chunks, or one chunk per document."))
+    chunker_id: str | None = Field(None, description="Chunks partition (default: the dataset's only one).")
+    topics_path: str | None = Field(None, description=(
+        "Flattened topic tree CSV (`finrag topics flatten`) [default: seeds/omnieval_topics.csv]."))
+    max_topics: int | None = Field(None, ge=1, description="Keep the T most populated topics as cells.")
+    sample: int = Field(40, ge=1, description="Units to sample and classify.")
+    test_fraction: float = Field(0.5, ge=0, le=1, description=(
+        "Share of kept instances in the 'gen_test' split (the rest 'gen_train'; seeded by question id)."))
+    rounds: int = Field(2, ge=1, description=(
+        "Generation rounds: failed attempts are refilled from the cell's unused units."))
+    passage_chars: int = Field(1500, ge=100, description=(
+        "Characters of each chunk put into a prompt (and stored as evidence text)."))
+    run_id: str | None = Field(None, description="Generation run id (default: qagen-<dataset>-<config hash>).")
+    ledger_batch: int = Field(8, ge=1, description=(
+        "LLM calls per landed llm_calls batch (a killed run loses at most one batch)."))
+
+    @field_validator("tasks")
+    @classmethod
+    def _known_tasks(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if not value or len(set(value)) != len(value) or not set(value) <= set(TASKS):
+            raise PydanticCustomError("tasks", "a list of distinct tasks of {tasks}", {"tasks": ", ".join(TASKS)})
+        return value
 
 
 @dataclass(frozen=True)
@@ -115,13 +151,15 @@ def sample_units(units: list[Unit], unit: str, sample: int, seed: int) -> list[U
     return seeded_shuffle(eligible, seed, "units")[:sample]
 
 
-def run_generation(home: str | None, *, dataset: str, tasks: tuple[str, ...], per_cell: int, seed: int, unit: str,
-                   chunker_id: str | None, topics_path: str | None, max_topics: int | None, sample: int,
-                   test_fraction: float, rounds: int, passage_chars: int, run_id: str | None, config: LLMConfig,
-                   ledger_batch: int = 8) -> str:
+def run_generation(home: str | None, cfg: GenerationConfig, llm_config: LLMConfig) -> str:
+    """Generate `cfg`'s instances and land the run. Beside the config: the LLM endpoint (the environment's, with its
+    key; the model enters the hash through the client)."""
+    dataset, tasks, per_cell, seed, unit, sample, rounds, passage_chars, max_topics, test_fraction = (
+        cfg.dataset, cfg.tasks, cfg.per_cell, cfg.seed, cfg.unit, cfg.sample, cfg.rounds, cfg.passage_chars,
+        cfg.max_topics, cfg.test_fraction)
     lake = Lake(home)
-    chunker_id = lake.resolve_chunker(dataset, chunker_id)
-    topics = load_topics(topics_path)
+    chunker_id = lake.resolve_chunker(dataset, cfg.chunker_id)
+    topics = load_topics(cfg.topics_path)
     all_units = read_units(lake, dataset, chunker_id)
     units = sample_units(all_units, unit, sample, seed)
     if not units:
@@ -130,7 +168,7 @@ def run_generation(home: str | None, *, dataset: str, tasks: tuple[str, ...], pe
     kinds = [k for t in tasks for k in KINDS[t]]
     agents: dict[str, PromptTemplate] = {name: load_agent(f"qa_{name}_v1") for name in ["classify", *kinds, "inspect"]}
 
-    llm = LLMClient(home, config, job_run_id=f"generate-qa-{dataset}", batch_size=ledger_batch)
+    llm = LLMClient(home, llm_config, job_run_id=f"generate-qa-{dataset}", batch_size=cfg.ledger_batch)
     settings = {"dataset": dataset, "chunker_id": chunker_id, "tasks": list(tasks), "per_cell": per_cell, "seed": seed,
                 "unit": unit, "sample": sample, "max_topics": max_topics, "test_fraction": test_fraction,
                 "rounds": rounds, "passage_chars": passage_chars, "model": llm.model,
@@ -138,7 +176,7 @@ def run_generation(home: str | None, *, dataset: str, tasks: tuple[str, ...], pe
                 "prompts": {n: a.ref for n, a in agents.items()}, "max_tokens": MAX_TOKENS}
     config_hash = digest(settings)
     ds = re.sub(r"[^A-Za-z0-9_.-]", "_", dataset)[:60]
-    run_id = check_id(run_id or f"qagen-{ds}-{config_hash[:10]}", "generation run id")
+    run_id = check_id(cfg.run_id or f"qagen-{ds}-{config_hash[:10]}", "generation run id")
     topic_names = "\n".join(f"- {t.name_en}" for t in topics)
     say(f"generation run {run_id}: {len(units)} {unit} units of {dataset} ({chunker_id}), {len(topics)} leaf topics, "
         f"tasks {','.join(tasks)}, {per_cell} per cell, model {llm.model}")

@@ -9,26 +9,47 @@ Composition: `hybrid` fuses bm25 + dense; `rerank`, `keywords`, `llm_expand` and
 `hyde` / `multi_hyde` search dense with LLM-written hypothetical passages (the LLM retrievers share
 `Context.rewriter`, the run's one LLM client); `page_scorer` keeps each question's top pages by a fold model of a
 `finrag train-page-scorer` training and ranks the chunks on them by dense similarity.
+
+The registry. Each retriever is one module of this package that declares its settings as a config class: a
+subclass of `RetrieverConfig` (a frozen pydantic model) with its `name`, its settings and their defaults (the one
+place they are spelled: `finrag retrieve`'s options, their help and the config hash read them there), the stages
+it always runs on (`needs`), whether it wraps a first stage (it has a `first_stage` setting, whose default is its
+default first stage), whether it may be a wrapper's first stage and whether it calls the LLM, and a `build` that
+makes its retriever; `@register` enters it. `registry()` imports the package's modules once to find them, and
+RETRIEVERS, FIRST_STAGES, LLM_RETRIEVERS, `stage_names` and `RetrieverTree.build` are derived from the registered
+classes: adding a retriever is adding its module (and its tests).
+
+A run's retriever is a `RetrieverTree`, the configs of the stages it runs, outermost first, made from flat settings
+(`RetrieverTree.of("rerank", {"first_stage": "hybrid", "rrf_k": 10, ...})`: the CLI's options, a sweep's grid).
+Each setting goes to the outermost stage that has it, so a wrapped stage keeps the defaults of the settings its
+wrapper has too (first_stage, top_n); a setting no stage has is refused (InputError naming it).
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+import importlib
+import pkgutil
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Annotated, Any, ClassVar, Protocol, TypeVar
 
 import numpy as np
 import polars as pl
+from pydantic import Field
 
 from python_jobs.core.errors import InputError
+from python_jobs.core.job_config import JobConfig
 from python_jobs.core.rules import RULES
 from python_jobs.retrieval.conditions import Restriction
 
-RETRIEVERS = ("bm25", "dense", "hybrid", "rerank", "parent_child", "keywords", "hyde", "multi_hyde", "llm_expand",
-              "page_scorer")
-FIRST_STAGES = ("bm25", "dense", "hybrid", "keywords", "rerank")
 LEVELS = ("top", "child")
+FIRST_STAGE = "first_stage"  # the setting that makes a retriever a wrapper: the retriever it wraps
+
+# settings several retrievers have: each declares its checks and help once here, its default in its config class
+FirstStage = Annotated[str, Field(description="Inner retriever (first stage) of a wrapper.")]
+Depth = Annotated[int | None, Field(ge=1, description="First-stage depth: the candidates read per question.")]
 
 
 @dataclass(frozen=True)
@@ -89,10 +110,7 @@ class Context:
     dataset: str
     chunker_id: str
     chunks: pl.DataFrame  # the whole partition
-    embedder: str | None = None
-    long_text: str = "window"
-    dense_search: str = "flat"
-    batch_size: int = 64
+    batch_size: int  # query encoding / search / scoring batch
     progress: bool = True
     rewriter: Any = None  # hyde.Rewriter of the LLM retrievers (hyde, multi_hyde, llm_expand); None otherwise
     _cache: dict = field(default_factory=dict, repr=False)
@@ -122,92 +140,150 @@ class Context:
         return self._cache[key]
 
 
-@dataclass(frozen=True)
-class RetrieverConfig:
-    """Everything that decides a run's ranking (hashed into the run id; batch size and progress are not)."""
 
-    retriever: str
-    first_stage: str | None = None
-    embedder: str | None = None
-    long_text: str = "window"
-    dense_search: str = "flat"
-    reranker: str | None = None
-    rrf_k: int = 60
-    top_n: int | None = None
-    n_keywords: int = 8
-    feedback_docs: int = 3
-    feedback_terms: int = 5
-    # page_scorer only; None for every other retriever, and then left out of the config hash and params, so the
-    # run ids of the other retrievers stay as they were
-    model_training: str | None = None
-    top_pages: int | None = None
+class RetrieverConfig(JobConfig):
+    """A retriever's settings. Subclass it in the retriever's module, set the class variables, declare the settings
+    (a wrapper: `first_stage`; a first-stage depth: `top_n`), write `build`, and decorate it with `@register`."""
+
+    name: ClassVar[str]
+    needs: ClassVar[tuple[str, ...]] = ()  # the stages it always runs on (hybrid: bm25 and dense)
+    can_be_first_stage: ClassVar[bool] = False  # a wrapper may wrap it (--first-stage)
+    uses_llm: ClassVar[bool] = False  # it calls the LLM, through the run's Rewriter (Context.rewriter)
+    # with a `top_n` setting, the default depth: max(min_depth, depth_per_k * k)
+    min_depth: ClassVar[int] = 0
+    depth_per_k: ClassVar[int] = 1
+
+    @classmethod
+    def wraps(cls) -> bool:
+        return FIRST_STAGE in cls.model_fields
+
+    @classmethod
+    def depth_rule(cls) -> str:
+        return f"max({cls.min_depth}, {'' if cls.depth_per_k == 1 else cls.depth_per_k}k)"
+
+    def depth(self, k: int) -> int | None:
+        """The first-stage depth for k results: top_n, else the default rule; None without a top_n setting."""
+        if "top_n" not in type(self).model_fields:
+            return None
+        top_n: int | None = self.top_n  # type: ignore[attr-defined]  # declared by the subclass
+        return top_n if top_n is not None else max(self.min_depth, self.depth_per_k * k)
+
+    def hashed(self) -> dict[str, Any]:
+        """Its settings as they enter the run's config hash and params (an LLM retriever's own go under `llm`)."""
+        return self.model_dump()
+
+    def build(self, ctx: Context, level: str, k: int, tree: RetrieverTree) -> Retriever:
+        """Its retriever at `level` for k results; the stages it runs on are built through `tree.build`."""
+        raise NotImplementedError
 
 
-OPTIONAL_CONFIG = ("model_training", "top_pages")
+C = TypeVar("C", bound=RetrieverConfig)
+_REGISTRY: dict[str, type[RetrieverConfig]] = {}
+_found = False
 
 
-def config_fields(cfg: RetrieverConfig) -> dict[str, object]:
-    """The config as a dict for the hash and params: the page-scorer settings only when set."""
-    return {k: v for k, v in asdict(cfg).items() if not (k in OPTIONAL_CONFIG and v is None)}
+def register(cls: type[C]) -> type[C]:
+    """Class decorator: enter a retriever's config class into the registry under its name."""
+    known = _REGISTRY.get(cls.name)
+    if known is not None and known.__qualname__ != cls.__qualname__:
+        raise TypeError(f"two retrievers are named {cls.name!r}: {known.__module__} and {cls.__module__}")
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def registry() -> dict[str, type[RetrieverConfig]]:
+    """Name -> config class of every retriever, by name. The package's modules are imported (once) to find them."""
+    global _found
+    if not _found:
+        for module in sorted(m.name for m in pkgutil.iter_modules(__path__)):
+            importlib.import_module(f"{__name__}.{module}")
+        _found = True
+    return dict(sorted(_REGISTRY.items()))
+
+
+def __getattr__(name: str) -> tuple[str, ...]:
+    # the retriever lists, derived from the registry when first asked for (the modules that declare the retrievers
+    # import this package, so the lists cannot be computed at its import)
+    if name == "RETRIEVERS":
+        return tuple(registry())
+    if name == "FIRST_STAGES":
+        return tuple(n for n, c in registry().items() if c.can_be_first_stage)
+    if name == "LLM_RETRIEVERS":
+        return tuple(n for n, c in registry().items() if c.uses_llm)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def config_class(retriever: str) -> type[RetrieverConfig]:
+    found = registry().get(retriever) if isinstance(retriever, str) else None
+    if found is None:
+        raise InputError(f"unknown retriever {retriever!r}; one of {tuple(registry())}", field="retriever")
+    return found
 
 
 def stage_names(retriever: str, first_stage: str | None = None) -> list[str]:
-    """The retrievers a config runs, outermost first (the same defaults as `build`)."""
-    if retriever in ("bm25", "dense"):
-        return [retriever]
-    if retriever == "hybrid":
-        return ["hybrid", "bm25", "dense"]
-    if retriever in ("hyde", "multi_hyde", "page_scorer"):
-        return [retriever, "dense"]
-    inner = first_stage or ("bm25" if retriever in ("keywords", "llm_expand") else "dense")
-    return [retriever, *stage_names(inner)]
+    """The retrievers a config runs, outermost first: a wrapper's first stage (default: its own default), then the
+    stages it needs."""
+    cls = config_class(retriever)
+    inner: list[str] = []
+    if cls.wraps():
+        name = first_stage or cls.default(FIRST_STAGE)
+        valid = tuple(n for n, c in registry().items() if c.can_be_first_stage and n != retriever)
+        if name not in valid:
+            raise InputError(f"--first-stage {name!r} is not valid for {retriever}; one of {valid}", field=FIRST_STAGE)
+        inner = stage_names(name)
+    return [retriever, *inner, *(n for need in cls.needs for n in stage_names(need))]
 
 
-def default_top_n(cfg: RetrieverConfig, k: int) -> int | None:
-    """The first-stage depth: rerank 20 (use 200 for the FinanceRAG two-stage), hybrid fuses 100-deep lists,
-    parent_child reads 10 children per parent wanted."""
-    if cfg.top_n is not None:
-        return cfg.top_n
-    return {"rerank": max(20, k), "hybrid": max(100, k), "parent_child": max(100, 10 * k)}.get(cfg.retriever)
+@dataclass(frozen=True)
+class RetrieverTree:
+    """The retriever of a run: the configs of the stages it runs, outermost first (see the module docstring)."""
 
+    stages: tuple[RetrieverConfig, ...]
 
-def build(cfg: RetrieverConfig, ctx: Context, level: str = "top", k: int = 10) -> Retriever:
-    """The retriever tree for a config. `rerank`, `keywords`, `llm_expand` and `parent_child` wrap `first_stage`
-    (default: bm25 for keywords and llm_expand, dense otherwise)."""
-    from python_jobs.retrieval import bm25, dense, hybrid, hyde, keywords, llm_expand, page_scorer, parent_child, rerank
+    @classmethod
+    def of(cls, retriever: str, settings: Mapping[str, Any] | None = None, *,
+           ignore_unknown: bool = False) -> RetrieverTree:
+        """The tree of `retriever` with flat settings; a setting none of its stages has is an InputError, or left
+        out with `ignore_unknown` (the CLI, whose options are every retriever's)."""
+        settings = dict(settings or {})
+        first = settings.get(FIRST_STAGE) if config_class(retriever).wraps() else None
+        names = stage_names(retriever, first)
+        claimed: set[str] = set()
+        stages = []
+        for name in names:
+            kind = config_class(name)
+            stages.append(kind(**{k: v for k, v in settings.items() if k in kind.model_fields and k not in claimed}))
+            claimed |= set(kind.model_fields)
+        unknown = [k for k in settings if k not in claimed]
+        if unknown and not ignore_unknown:
+            raise InputError(f"{unknown[0]!r} is not a setting of {' > '.join(names)}; its settings: "
+                             f"{', '.join(sorted(claimed)) or 'none'}", field=str(unknown[0]))
+        return cls(tuple(stages))
 
-    name = cfg.retriever
-    top_n = default_top_n(cfg, k)
-    if name == "bm25":
-        return bm25.BM25Retriever(ctx, level)
-    if name == "dense":
-        return dense.DenseRetriever(ctx, level)
-    if name == "hybrid":
-        return hybrid.RRFRetriever(
-            [bm25.BM25Retriever(ctx, level), dense.DenseRetriever(ctx, level)], rrf_k=cfg.rrf_k, depth=top_n or 100
-        )
-    if name in ("hyde", "multi_hyde"):
-        return hyde.HydeRetriever(ctx, level)
-    if name == "page_scorer":
-        return page_scorer.PageScorerRetriever(ctx, level, cfg.model_training, cfg.top_pages)
-    inner_name = cfg.first_stage or ("bm25" if name in ("keywords", "llm_expand") else "dense")
-    if inner_name not in FIRST_STAGES or inner_name == name:
-        raise InputError(f"--first-stage {inner_name!r} is not valid for {name}; one of {FIRST_STAGES}",
-                         field="first_stage")
-    # the inner stage of a wrapper is the plain retriever (its own first stage, if any, defaults)
-    inner_cfg = RetrieverConfig(**{**cfg.__dict__, "retriever": inner_name, "first_stage": None, "top_n": None})
-    if name == "parent_child":
-        return parent_child.ParentChildRetriever(ctx, build(inner_cfg, ctx, "child", k), child_depth=top_n or 100)
-    inner = build(inner_cfg, ctx, level, k)
-    if name == "rerank":
-        if not cfg.reranker:
-            raise InputError("rerank needs --reranker (a cross-encoder name or local path)", field="reranker")
-        return rerank.RerankRetriever(ctx, inner, cfg.reranker, top_n=top_n or 20)
-    if name == "keywords":
-        return keywords.KeywordExpansion(
-            ctx, inner, level, n_keywords=cfg.n_keywords, feedback_docs=cfg.feedback_docs,
-            feedback_terms=cfg.feedback_terms,
-        )
-    if name == "llm_expand":
-        return llm_expand.LLMExpansion(ctx, inner)
-    raise InputError(f"unknown retriever {name!r}; one of {RETRIEVERS}", field="retriever")
+    @property
+    def retriever(self) -> str:
+        return self.stages[0].name
+
+    @property
+    def names(self) -> list[str]:
+        return [s.name for s in self.stages]
+
+    def keys(self) -> frozenset[str]:
+        """The names of the settings its stages have."""
+        return frozenset(k for s in self.stages for k in type(s).model_fields)
+
+    def find(self, kind: type[C]) -> C:
+        """The config of its stage of that kind (e.g. the dense settings of a hyde run)."""
+        found = next((s for s in self.stages if isinstance(s, kind)), None)
+        if found is None:
+            raise ValueError(f"{self.retriever} runs no {kind.__name__} stage")
+        return found
+
+    @property
+    def uses_llm(self) -> bool:
+        return any(s.uses_llm for s in self.stages)
+
+    def build(self, ctx: Context, k: int, level: str = "top", name: str | None = None) -> Retriever:
+        """The retriever of its stage `name` (default: the outermost) at `level`, for k results."""
+        cfg = self.stages[0] if name is None else next(s for s in self.stages if s.name == name)
+        return cfg.build(ctx, level, k, self)

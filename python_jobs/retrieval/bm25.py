@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
-import bm25s
 import numpy as np
 
-from python_jobs.retrieval import Context, Corpus, Hit, Query
+from python_jobs.retrieval import Context, Corpus, Hit, Query, Retriever, RetrieverConfig, RetrieverTree, register
 from python_jobs.retrieval.finance_tokenizer import tokenize, tokenize_many
+
+
+@register
+class BM25Config(RetrieverConfig):
+    """bm25s (Lucene BM25, k1 1.5, b 0.75) with the finance tokenizer. No settings."""
+
+    name = "bm25"
+    can_be_first_stage = True
+
+    def build(self, ctx: Context, level: str, k: int, tree: RetrieverTree) -> Retriever:
+        return BM25Retriever(ctx, level)
 
 
 class BM25Index:
     def __init__(self, corpus: Corpus, progress: bool = False):
+        import bm25s  # here, not at the top: the registry imports every retriever module to read its config
+
         self.corpus = corpus
         self.tokens = tokenize_many(corpus.frame["text"].to_list())
         self.model = bm25s.BM25()  # k1=1.5, b=0.75, Lucene IDF
@@ -57,7 +69,7 @@ def bm25_index(ctx: Context, level: str) -> BM25Index:
 class BM25Retriever:
     uses_dense = False
 
-    def __init__(self, ctx: Context, level: str = "top"):
+    def __init__(self, ctx: Context, level: str):
         self.ctx, self.level = ctx, level
 
     def search(self, queries: list[Query], depth: int) -> list[list[Hit]]:

@@ -15,10 +15,17 @@ Generic analyzers lose what financial questions hinge on: they split `10-K` into
 from __future__ import annotations
 
 import re
+from functools import cache
 
-from bm25s.stopwords import STOPWORDS_EN
 
-STOPWORDS = frozenset(STOPWORDS_EN)
+@cache
+def stopwords() -> frozenset[str]:
+    # imported when first used: bm25s (and numba under it) takes half a second to import, and the retriever registry
+    # imports this module for every `finrag retrieve`, --help included
+    from bm25s.stopwords import STOPWORDS_EN
+
+    return frozenset(STOPWORDS_EN)
+
 
 _TOKEN = re.compile(
     r"""
@@ -51,6 +58,7 @@ def _singular(word: str) -> str:
 
 
 def tokenize(text: str) -> list[str]:
+    stop = stopwords()
     out: list[str] = []
     for m in _TOKEN.finditer(text.lower()):
         kind, raw = m.lastgroup, m.group()
@@ -65,7 +73,7 @@ def tokenize(text: str) -> list[str]:
                 out.append(year.group())
         else:
             raw = raw[:-2] if raw.endswith("'s") else raw  # possessive: acme's -> acme
-            if raw in STOPWORDS or (len(raw) == 1 and raw not in {"q"}):
+            if raw in stop or (len(raw) == 1 and raw not in {"q"}):
                 continue
             out.append(raw if "&" in raw or "'" in raw else _singular(raw))
     return out

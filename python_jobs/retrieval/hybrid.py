@@ -2,10 +2,34 @@
 
 from __future__ import annotations
 
-from python_jobs.retrieval import Hit, Query, Retriever
+from typing import Annotated
+
+from pydantic import Field
+
+from python_jobs.retrieval import Context, Depth, Hit, Query, Retriever, RetrieverConfig, RetrieverTree, register
+
+# the fusion constant of every retriever that fuses by RRF (hybrid, multi_hyde's rrf fusion)
+RRFConstant = Annotated[int, Field(ge=1, description="Reciprocal rank fusion constant.")]
 
 
-def rrf(lists: list[list[Hit]], rrf_k: int = 60) -> list[Hit]:
+@register
+class HybridConfig(RetrieverConfig):
+    """Reciprocal rank fusion of bm25 and dense, each list `top_n` deep."""
+
+    name = "hybrid"
+    needs = ("bm25", "dense")
+    can_be_first_stage = True
+    min_depth = 100
+
+    rrf_k: RRFConstant = 60
+    top_n: Depth = None
+
+    def build(self, ctx: Context, level: str, k: int, tree: RetrieverTree) -> Retriever:
+        stages = [tree.build(ctx, k, level, name) for name in self.needs]
+        return RRFRetriever(stages, rrf_k=self.rrf_k, depth=self.depth(k))  # type: ignore[arg-type]
+
+
+def rrf(lists: list[list[Hit]], rrf_k: int) -> list[Hit]:
     score: dict[str, float] = {}
     first_seen: dict[str, tuple[int, int]] = {}
     for li, hits in enumerate(lists):
@@ -18,7 +42,7 @@ def rrf(lists: list[list[Hit]], rrf_k: int = 60) -> list[Hit]:
 
 
 class RRFRetriever:
-    def __init__(self, stages: list[Retriever], rrf_k: int = 60, depth: int = 100):
+    def __init__(self, stages: list[Retriever], rrf_k: int, depth: int):
         self.stages, self.rrf_k, self.depth = stages, rrf_k, depth
         self.uses_dense = any(s.uses_dense for s in stages)
 

@@ -1,12 +1,13 @@
 """LLM query rewriting for dense search: HyDE (Gao et al. 2022, "Precise Zero-Shot Dense Retrieval without Relevance
 Labels") and its multi-passage variant.
 
-- `hyde`: the LLM writes one hypothetical passage answering the question (temperature 0 by default); the search
-  vector is the renormalised mean of the question's query vector and the passage's document vector — as the
-  original HyDE does (it averages the hypothetical documents' vectors together with the query's own vector).
-- `multi_hyde`: n passages (default 3) at temperature 0.7, each a distinct request (seed 0..n-1, so the cache keys
-  differ). Fusion `mean`: one vector, the mean of the question's and all passages' vectors (original HyDE);
-  fusion `rrf`: the question and each passage are searched on their own and the n + 1 lists fused by RRF.
+- `hyde`: the LLM writes one hypothetical passage answering the question (greedy by default); the search vector
+  is the renormalised mean of the question's query vector and the passage's document vector — as the original
+  HyDE does (it averages the hypothetical documents' vectors together with the query's own vector).
+- `multi_hyde`: `hyde_n` passages, sampled, each a distinct request (seed 0..n-1, so the cache keys differ).
+  Fusion `mean`: one vector, the mean of the question's and all passages' vectors (original HyDE); fusion `rrf`:
+  the question and each passage are searched on their own and the n + 1 lists fused by RRF.
+(The defaults are their config classes', HydeConfig and MultiHydeConfig.)
 
 Every call goes through the one LLM client (cache in `llm_calls`, retries, concurrency). A question whose calls
 all finally fail (or return an empty text) is searched with the plain question and counted (`n_llm_failed`);
@@ -18,76 +19,119 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any, ClassVar, Literal
 from urllib.parse import urlparse
 
 import numpy as np
+from pydantic import Field
 
 from python_jobs.core.errors import InputError
 from python_jobs.corpus.encoders import load_embedder
 from python_jobs.llm.client import ChatRequest, LLMClient
 from python_jobs.llm.config import LLMConfig
 from python_jobs.llm.prompts import PromptTemplate, load_template
-from python_jobs.retrieval import Context, Hit, Query
-from python_jobs.retrieval.dense import lance_table, search_vectors
-from python_jobs.retrieval.hybrid import rrf
+from python_jobs.retrieval import FIRST_STAGE, Context, Hit, Query, Retriever, RetrieverConfig, RetrieverTree, register
+from python_jobs.retrieval.dense import DenseConfig, lance_table, search_vectors
+from python_jobs.retrieval.hybrid import HybridConfig, RRFConstant, rrf
 
-LLM_RETRIEVERS = ("hyde", "multi_hyde", "llm_expand")
 HYDE_FUSIONS = ("mean", "rrf")
 HYDE_TEMPLATE = "hyde_passage_v1"
-EXPANSION_TEMPLATE = "query_expansion_v1"
 HYDE_MAX_TOKENS = 256  # a filing-style paragraph; MiniLM reads 256 word pieces anyway
-EXPANSION_MAX_TOKENS = 200
-DEFAULT_TEMPERATURE = {"hyde": 0.0, "multi_hyde": 0.7, "llm_expand": 0.0}
+
+Temperature = Annotated[float, Field(ge=0, le=2, description="LLM sampling temperature.")]
+HydeFusion = Annotated[Literal[HYDE_FUSIONS], Field(  # type: ignore[valid-type]
+    description="Average the vectors (the question's included), or search each and fuse by RRF (--rrf-k).")]
+
+
+class LLMRetrieverConfig(RetrieverConfig):
+    """The settings of a retriever that calls the LLM. They decide the ranking with the prompt and the model, so
+    they enter the config hash under `llm` (`Rewriter.settings`), not beside the other retrievers' settings; a
+    wrapper's first stage enters it as every wrapper's does."""
+
+    uses_llm = True
+    template: ClassVar[str]  # the prompt (prompts/<template>.txt)
+    max_tokens: ClassVar[int]  # completion tokens per call
+    llm_temperature: float  # each LLM retriever declares its default
+
+    @property
+    def n(self) -> int:
+        """Replies per question."""
+        return 1
+
+    def llm_settings(self) -> dict[str, Any]:
+        return {"llm_n": self.n, "llm_temperature": self.llm_temperature, "llm_max_tokens": self.max_tokens}
+
+    def hashed(self) -> dict[str, Any]:
+        return self.model_dump(include={FIRST_STAGE})
+
+
+@register
+class HydeConfig(LLMRetrieverConfig):
+    """HyDE: the search vector is the unit-length mean of the question's and one LLM-written passage's vectors."""
+
+    name = "hyde"
+    needs = ("dense",)
+    template = HYDE_TEMPLATE
+    max_tokens = HYDE_MAX_TOKENS
+
+    llm_temperature: Temperature = 0.0
+
+    def build(self, ctx: Context, level: str, k: int, tree: RetrieverTree) -> Retriever:
+        return HydeRetriever(ctx, level, tree.find(DenseConfig), rrf_k=None)
+
+
+@register
+class MultiHydeConfig(LLMRetrieverConfig):
+    """HyDE with several passages (distinct seeds, so distinct cache keys), fused by the mean of all vectors or by
+    RRF of one search per vector."""
+
+    name = "multi_hyde"
+    needs = ("dense",)
+    template = HYDE_TEMPLATE
+    max_tokens = HYDE_MAX_TOKENS
+
+    hyde_n: int = Field(3, ge=1, description="Hypothetical passages per question.")
+    hyde_fusion: HydeFusion = "mean"
+    llm_temperature: Temperature = 0.7
+    rrf_k: RRFConstant = HybridConfig.default("rrf_k")
+
+    @property
+    def n(self) -> int:
+        return self.hyde_n
+
+    def llm_settings(self) -> dict[str, Any]:
+        return {**super().llm_settings(), "hyde_fusion": self.hyde_fusion,
+                **({"hyde_rrf_k": self.rrf_k} if self.hyde_fusion == "rrf" else {})}
+
+    def build(self, ctx: Context, level: str, k: int, tree: RetrieverTree) -> Retriever:
+        fused_by_rrf = self.hyde_fusion == "rrf"
+        return HydeRetriever(ctx, level, tree.find(DenseConfig), rrf_k=self.rrf_k if fused_by_rrf else None)
 
 
 @dataclass
 class Rewriter:
     """The LLM side of one run, shared by the LLM retrievers through `Context.rewriter`: the client, the prompt,
-    the settings that decide the ranking (hashed into the run id) and the counters that go into params."""
+    the retriever's config and the counters that go into params."""
 
     client: LLMClient
-    retriever: str
+    config: LLMRetrieverConfig
     template: PromptTemplate
-    n: int
-    temperature: float
-    max_tokens: int
-    fusion: str | None
-    rrf_k: int
     counts: Counter = field(default_factory=Counter)
 
     @classmethod
-    def open(cls, home: Any, retriever: str, config: LLMConfig | None = None, n: int = 3, fusion: str = "mean",
-             temperature: float | None = None, rrf_k: int = 60, progress: bool = True) -> Rewriter:
-        if retriever not in LLM_RETRIEVERS:
-            raise ValueError(f"{retriever!r} is not an LLM retriever")
-        if retriever == "multi_hyde" and n < 1:
-            raise InputError(f"--hyde-n must be >= 1, got {n}", field="hyde_n")
-        if fusion not in HYDE_FUSIONS:
-            raise InputError(f"--hyde-fusion must be one of {HYDE_FUSIONS}, got {fusion!r}", field="hyde_fusion")
-        t = DEFAULT_TEMPERATURE[retriever] if temperature is None else temperature
-        if not 0.0 <= t <= 2.0:
-            raise InputError(f"LLM temperature must be in [0, 2], got {t}", field="temperature")
-        template = load_template(EXPANSION_TEMPLATE if retriever == "llm_expand" else HYDE_TEMPLATE)
-        client = LLMClient(home, config, job_run_id=f"retrieve-{retriever}", progress=progress)
-        return cls(client, retriever, template, n if retriever == "multi_hyde" else 1, t,
-                   EXPANSION_MAX_TOKENS if retriever == "llm_expand" else HYDE_MAX_TOKENS,
-                   fusion if retriever == "multi_hyde" else None, rrf_k)
+    def open(cls, home: Any, config: LLMRetrieverConfig, llm: LLMConfig | None = None,
+             progress: bool = True) -> Rewriter:
+        template = load_template(config.template)
+        client = LLMClient(home, llm, job_run_id=f"retrieve-{config.name}", progress=progress)
+        return cls(client, config, template)
 
     def settings(self) -> dict[str, Any]:
-        """What decides the ranking on the LLM side (hashed): prompt version, model, endpoint host (never the key)."""
+        """What decides the ranking on the LLM side (hashed): prompt version, model, endpoint host (never the key),
+        and the retriever's own settings."""
         cfg = self.client.config
         host = "embedded" if cfg.embedded else (urlparse(cfg.base_url).hostname or cfg.base_url)
-        out: dict[str, Any] = {
-            "prompt_template": self.template.ref, "llm_model": self.client.model,
-            "llm_base_url_host": host, "llm_n": self.n, "llm_temperature": self.temperature,
-            "llm_max_tokens": self.max_tokens,
-        }
-        if self.fusion:
-            out["hyde_fusion"] = self.fusion
-            if self.fusion == "rrf":
-                out["hyde_rrf_k"] = self.rrf_k
-        return out
+        return {"prompt_template": self.template.ref, "llm_model": self.client.model, "llm_base_url_host": host,
+                **self.config.llm_settings()}
 
     def stats(self) -> dict[str, int]:
         """The run's LLM counters (params, not hashed)."""
@@ -97,14 +141,15 @@ class Rewriter:
 
     def complete(self, queries: list[Query], purpose: str) -> list[list[str | None]]:
         """n replies per query (None = the call finally failed or returned nothing), in query order."""
-        reqs = [ChatRequest(self.template.render(question=q.text), purpose, temperature=self.temperature,
-                            max_tokens=self.max_tokens, seed=i if self.n > 1 else None)
-                for q in queries for i in range(self.n)]
+        n = self.config.n
+        reqs = [ChatRequest(self.template.render(question=q.text), purpose, temperature=self.config.llm_temperature,
+                            max_tokens=self.config.max_tokens, seed=i if n > 1 else None)
+                for q in queries for i in range(n)]
         results = self.client.complete_many(reqs, desc=purpose)
         self.counts["n_llm_requests"] += len(reqs)
         texts = [r.text if r.ok and r.text and r.text.strip() else None for r in results]
         self.counts["n_llm_calls_failed"] += sum(t is None for t in texts)
-        return [texts[i * self.n : (i + 1) * self.n] for i in range(len(queries))]
+        return [texts[i * n : (i + 1) * n] for i in range(len(queries))]
 
     def close(self) -> None:
         self.client.close()
@@ -123,16 +168,17 @@ def _unit(v: np.ndarray) -> np.ndarray:
 
 
 class HydeRetriever:
+    """hyde and multi_hyde: the passages' vectors averaged with the question's (rrf_k None), or each searched and
+    the lists fused by RRF."""
+
     uses_dense = True
 
-    def __init__(self, ctx: Context, level: str = "top"):
-        if not ctx.embedder:
-            raise InputError("HyDE needs an embedder", field="embedder")
-        self.ctx, self.level, self.rw = ctx, level, rewriter_of(ctx)
+    def __init__(self, ctx: Context, level: str, dense: DenseConfig, rrf_k: int | None):
+        self.ctx, self.level, self.dense, self.rrf_k, self.rw = ctx, level, dense, rrf_k, rewriter_of(ctx)
 
     def search(self, queries: list[Query], depth: int) -> list[list[Hit]]:
-        table = lance_table(self.ctx, self.level)  # opened (and checked) before any LLM call
-        emb = load_embedder(self.ctx.embedder)
+        table = lance_table(self.ctx, self.dense, self.level)  # opened (and checked) before any LLM call
+        emb = load_embedder(self.dense.embedder)
         if not queries:
             return []
         replies = self.rw.complete(queries, "hyde")
@@ -141,19 +187,19 @@ class HydeRetriever:
         bs = self.ctx.batch_size
         qvecs = emb.encode_queries([q.text for q in queries], batch_size=bs)
         flat = [p for ps in passages for p in ps]
-        pvecs = emb.encode_documents(flat, batch_size=bs, long_text=self.ctx.long_text)
+        pvecs = emb.encode_documents(flat, batch_size=bs, long_text=self.dense.long_text)
         bounds = np.cumsum([0] + [len(ps) for ps in passages])
         per_query = [pvecs[bounds[i] : bounds[i + 1]] for i in range(len(queries))]
-        if self.rw.fusion != "rrf":
+        if self.rrf_k is None:
             # original HyDE: the mean of the query vector and the hypothetical documents' vectors
             fused = np.stack([_unit(np.vstack([qvecs[i : i + 1], per_query[i]]).mean(axis=0))
                               for i in range(len(queries))])
-            return search_vectors(self.ctx, self.level, table, queries, fused, depth)
+            return search_vectors(self.ctx, self.dense, self.level, table, queries, fused, depth)
         # rrf: the question and every passage searched alone, the lists fused
         owners = [i for i in range(len(queries)) for _ in range(1 + len(per_query[i]))]
         vecs = np.vstack([np.vstack([qvecs[i : i + 1], per_query[i]]) for i in range(len(queries))])
-        lists = search_vectors(self.ctx, self.level, table, [queries[i] for i in owners], vecs, depth)
+        lists = search_vectors(self.ctx, self.dense, self.level, table, [queries[i] for i in owners], vecs, depth)
         grouped: list[list[list[Hit]]] = [[] for _ in queries]
         for i, hits in zip(owners, lists):
             grouped[i].append(hits)
-        return [rrf(g, self.rw.rrf_k)[:depth] for g in grouped]
+        return [rrf(g, self.rrf_k)[:depth] for g in grouped]

@@ -11,9 +11,27 @@ from __future__ import annotations
 
 from collections import Counter
 
-from python_jobs.retrieval import Context, Hit, Query, Retriever
+from pydantic import Field
+
+from python_jobs.retrieval import Context, FirstStage, Hit, Query, Retriever, RetrieverConfig, RetrieverTree, register
 from python_jobs.retrieval.bm25 import bm25_index
 from python_jobs.retrieval.finance_tokenizer import tokenize
+
+
+@register
+class KeywordsConfig(RetrieverConfig):
+    """Query expansion without an LLM: the query's rarest terms and pseudo-relevance-feedback terms."""
+
+    name = "keywords"
+    can_be_first_stage = True
+
+    first_stage: FirstStage = "bm25"
+    n_keywords: int = Field(8, ge=0, description="Query terms kept (the rarest by BM25 IDF).")
+    feedback_docs: int = Field(3, ge=0, description="Top BM25 hits read for feedback terms (0: no feedback).")
+    feedback_terms: int = Field(5, ge=0, description="Feedback terms added (0: none).")
+
+    def build(self, ctx: Context, level: str, k: int, tree: RetrieverTree) -> Retriever:
+        return KeywordExpansion(ctx, tree.build(ctx, k, level, self.first_stage), level, self)
 
 # question boilerplate that carries no topic (the finance tokenizer keeps numbers, years, tickers and form types)
 QUESTION_WORDS = frozenset(
@@ -25,10 +43,9 @@ QUESTION_WORDS = frozenset(
 
 
 class KeywordExpansion:
-    def __init__(self, ctx: Context, inner: Retriever, level: str, n_keywords: int = 8, feedback_docs: int = 3,
-                 feedback_terms: int = 5):
+    def __init__(self, ctx: Context, inner: Retriever, level: str, cfg: KeywordsConfig):
         self.ctx, self.inner, self.level = ctx, inner, level
-        self.n_keywords, self.feedback_docs, self.feedback_terms = n_keywords, feedback_docs, feedback_terms
+        self.n_keywords, self.feedback_docs, self.feedback_terms = cfg.n_keywords, cfg.feedback_docs, cfg.feedback_terms
         self.uses_dense = inner.uses_dense
 
     def keywords(self, queries: list[Query]) -> list[list[str]]:

@@ -1,4 +1,4 @@
-"""LLM query expansion in front of any first stage (default bm25): the LLM lists search keywords and paraphrases of
+"""LLM query expansion in front of a first stage (`first_stage`): the LLM lists search keywords and paraphrases of
 the question (prompts/query_expansion_v1.txt), and the first stage searches "question paraphrases keywords".
 
 The reply is parsed strictly: one JSON object {"keywords": [str, ...], "paraphrases": [str, ...]} (a ```json fence
@@ -12,11 +12,28 @@ from __future__ import annotations
 import json
 import re
 
-from python_jobs.retrieval import Context, Hit, Query, Retriever
-from python_jobs.retrieval.hyde import rewriter_of
+from python_jobs.retrieval import Context, FirstStage, Hit, Query, Retriever, RetrieverTree, register
+from python_jobs.retrieval.hyde import LLMRetrieverConfig, Temperature, rewriter_of
 
+EXPANSION_TEMPLATE = "query_expansion_v1"
+EXPANSION_MAX_TOKENS = 200
 _FENCE = re.compile(r"^```(?:json)?\s*\n?(.*?)\n?```$", re.DOTALL)
 KEYS = frozenset({"keywords", "paraphrases"})
+
+
+@register
+class LLMExpandConfig(LLMRetrieverConfig):
+    """LLM keyword / paraphrase expansion in front of a first stage."""
+
+    name = "llm_expand"
+    template = EXPANSION_TEMPLATE
+    max_tokens = EXPANSION_MAX_TOKENS
+
+    first_stage: FirstStage = "bm25"
+    llm_temperature: Temperature = 0.0
+
+    def build(self, ctx: Context, level: str, k: int, tree: RetrieverTree) -> Retriever:
+        return LLMExpansion(ctx, tree.build(ctx, k, level, self.first_stage))
 
 
 def parse_expansion(reply: str) -> list[str] | None:

@@ -3,7 +3,7 @@
 For each question: the fold model of `--model-training` that did not see the question's document (folds.py:
 `fold_of_question` — the fold whose test documents hold its gold documents) scores the question's candidate pages
 (every page of the dataset under `full`; the pages of its gold documents / its gold pages under `oracle_doc` /
-`oracle_page`) by cosine similarity of its embeddings; the top `--top-pages` P (default 20, the study's) are kept,
+`oracle_page`) by cosine similarity of its embeddings; the top `top_pages` P (its default is the study's) are kept,
 ties by document and page order; then the chunks covering a kept page (page_start <= p <= page_end) are ranked by
 dense similarity — the run's embedder and its LanceDB vectors, as `dense` — and the top k returned. A question
 whose candidates hold no page gets no results.
@@ -17,33 +17,49 @@ from __future__ import annotations
 from collections import Counter
 
 import numpy as np
+from pydantic import Field, field_validator
 
 from python_jobs.core.errors import InputError
+from python_jobs.core.job_config import required
 from python_jobs.core.lake import Lake
 from python_jobs.corpus.encoders import load_embedder
 from python_jobs.page_scoring.folds import fold_of_question, gold_documents
 from python_jobs.page_scoring.pages import read_page_texts
 from python_jobs.page_scoring.registry import load_training, page_vectors
-from python_jobs.retrieval import Context, Hit, Query
+from python_jobs.retrieval import Context, Hit, Query, Retriever, RetrieverConfig, RetrieverTree, register
 from python_jobs.retrieval.conditions import Restriction
-from python_jobs.retrieval.dense import lance_table, search_vectors
+from python_jobs.retrieval.dense import DenseConfig, lance_table, search_vectors
 
-DEFAULT_TOP_PAGES = 20
+
+@register
+class PageScorerConfig(RetrieverConfig):
+    """The retrieval-gap study's learned page scorer: each question's top pages by a fold model of a training, then
+    the chunks on them by dense similarity (the run's embedder)."""
+
+    name = "page_scorer"
+    needs = ("dense",)
+
+    model_training: str | None = Field(None, validate_default=True, description=(
+        "The `finrag train-page-scorer` training whose fold models score the pages."))
+    top_pages: int = Field(20, ge=1, description="Pages kept per question; chunks are ranked within them.")
+
+    @field_validator("model_training")
+    @classmethod
+    def _given(cls, value: str | None) -> str:
+        if not value:
+            raise required("page_scorer needs --model-training (a `finrag train-page-scorer` training id)")
+        return value
+
+    def build(self, ctx: Context, level: str, k: int, tree: RetrieverTree) -> Retriever:
+        return PageScorerRetriever(ctx, level, tree.find(DenseConfig), self)
 
 
 class PageScorerRetriever:
     uses_dense = True
 
-    def __init__(self, ctx: Context, level: str, training_id: str | None, top_pages: int | None = DEFAULT_TOP_PAGES):
-        if not training_id:
-            raise InputError("page_scorer needs --model-training (a `finrag train-page-scorer` training id)",
-                             field="model_training")
-        top_pages = DEFAULT_TOP_PAGES if top_pages is None else top_pages
-        if top_pages < 1:
-            raise InputError(f"--top-pages must be >= 1, got {top_pages}", field="top_pages")
-        if not ctx.embedder:
-            raise InputError("page_scorer ranks chunks by dense similarity: it needs an embedder", field="embedder")
-        self.ctx, self.level, self.training_id, self.top_pages = ctx, level, training_id, top_pages
+    def __init__(self, ctx: Context, level: str, dense: DenseConfig, cfg: PageScorerConfig):
+        self.ctx, self.level, self.dense = ctx, level, dense
+        self.training_id, self.top_pages = cfg.model_training, cfg.top_pages
         self.fold_of: dict[str, int] = {}
         self.kept: dict[str, list[tuple[str, int]]] = {}
 
@@ -62,7 +78,7 @@ class PageScorerRetriever:
 
     def search(self, queries: list[Query], depth: int) -> list[list[Hit]]:
         training, pages, gold = self._state()
-        table = lance_table(self.ctx, self.level)  # the chunk vectors must exist before any page is scored
+        table = lance_table(self.ctx, self.dense, self.level)  # the chunk vectors must exist before any page is scored
         if not queries:
             return []
         folds = training.as_folds()
@@ -95,10 +111,10 @@ class PageScorerRetriever:
         todo = [i for i, q in enumerate(restricted) if q is not None]
         out: list[list[Hit]] = [[] for _ in queries]
         if todo:
-            vecs = load_embedder(self.ctx.embedder).encode_queries([queries[i].text for i in todo],
+            vecs = load_embedder(self.dense.embedder).encode_queries([queries[i].text for i in todo],
                                                                    batch_size=self.ctx.batch_size)
-            for i, hits in zip(todo, search_vectors(self.ctx, self.level, table, [restricted[i] for i in todo],
-                                                    vecs, depth), strict=True):
+            for i, hits in zip(todo, search_vectors(self.ctx, self.dense, self.level, table,
+                                                    [restricted[i] for i in todo], vecs, depth), strict=True):
                 out[i] = hits
         return out
 

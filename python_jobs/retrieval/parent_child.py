@@ -4,11 +4,38 @@ parent's best child; a parent's score is its best child's score)."""
 from __future__ import annotations
 
 from python_jobs.core.errors import InputError
-from python_jobs.retrieval import Context, Hit, Query, Retriever
+from python_jobs.retrieval import (
+    Context,
+    Depth,
+    FirstStage,
+    Hit,
+    Query,
+    Retriever,
+    RetrieverConfig,
+    RetrieverTree,
+    register,
+)
+
+
+@register
+class ParentChildConfig(RetrieverConfig):
+    """Its first stage searches the child chunks of a parent-child chunking (`finrag chunk --parent-size`), `top_n`
+    children deep; it returns their parents."""
+
+    name = "parent_child"
+    min_depth = 100
+    depth_per_k = 10  # children per parent wanted
+
+    first_stage: FirstStage = "dense"
+    top_n: Depth = None
+
+    def build(self, ctx: Context, level: str, k: int, tree: RetrieverTree) -> Retriever:
+        children = tree.build(ctx, k, "child", self.first_stage)
+        return ParentChildRetriever(ctx, children, child_depth=self.depth(k))  # type: ignore[arg-type]
 
 
 class ParentChildRetriever:
-    def __init__(self, ctx: Context, children: Retriever, child_depth: int = 100):
+    def __init__(self, ctx: Context, children: Retriever, child_depth: int):
         self.ctx, self.children, self.child_depth = ctx, children, child_depth
         self.uses_dense = children.uses_dense
         corpus = ctx.corpus("child").frame

@@ -27,34 +27,66 @@ import importlib.metadata
 import json
 import re
 import time
+from collections.abc import Mapping
+from typing import Any, Literal
 
 import polars as pl
+from pydantic import ConfigDict, Field
 
 from python_jobs.core.console import progress as console_progress
 from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError
+from python_jobs.core.job_config import JobConfig
 from python_jobs.core.lake import Lake, check_id
 from python_jobs.core.question_sets import select_splits, splits_param
 from python_jobs.core.shards import Shard
-from python_jobs.corpus.encoders import DEFAULT_EMBEDDER, resolve
 from python_jobs.llm.config import LLMConfig
-from python_jobs.retrieval import (
-    RETRIEVERS,
-    Context,
-    Query,
-    RetrieverConfig,
-    build,
-    config_fields,
-    default_top_n,
-    stage_names,
-)
+from python_jobs.retrieval import Context, Query, RetrieverTree
 from python_jobs.retrieval.conditions import CONDITIONS, restrictions
-from python_jobs.retrieval.hyde import LLM_RETRIEVERS, Rewriter
-from python_jobs.retrieval.page_scorer import DEFAULT_TOP_PAGES
+from python_jobs.retrieval.hyde import LLMRetrieverConfig, Rewriter
 
 # params keys that are a shard's own work (shards.merge_run_row): summed over the shards, or kept per shard only
 WORK = {"n_with_results": "sum", "prepare_seconds": "sum", "seconds": "sum", "queries_per_s": "shard"}
 VERSIONED = ("lancedb", "bm25s", "sentence-transformers", "transformers", "torch", "numpy", "polars", "FlagEmbedding")
+# The settings of the first retrievers enter every run's config hash (and params), with these values when the run's
+# retriever does not use them; a setting added since enters only the hashes of the retrievers that have it. Frozen:
+# it keeps the run ids already in users' lakes (tests/unit/retrieval/test_run_ids.py).
+UNUSED = {"first_stage": None, "embedder": None, "long_text": "n/a", "dense_search": "n/a", "reranker": None,
+          "rrf_k": 0, "top_n": None, "n_keywords": 0, "feedback_docs": 0, "feedback_terms": 0}
+
+
+class RetrievalConfig(JobConfig):
+    """A retrieval run: what decides its ranking (hashed into the run id: everything but run_id and batch_size) and
+    how it runs. `from_dict` takes the retriever's settings flat beside the run's ({"retriever": "hybrid",
+    "rrf_k": 10, "k": 5, ...})."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    dataset: str
+    retriever: RetrieverTree
+    k: int = Field(10, ge=1, description="Results per question.")
+    condition: Literal[CONDITIONS] = "full"  # type: ignore[valid-type]
+    chunker_id: str | None = Field(None, description="Chunks partition to search (default: the dataset's only one).")
+    splits: tuple[str, ...] | None = Field(None, strict=False, description=(
+        "Question splits to query (default: every split except 'dropped')."))
+    run_id: str | None = Field(None, description="Run id (default: derived from the config hash).")
+    batch_size: int = Field(64, ge=1, description="Query encoding / search batch size.")
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any], *, file: str | None = None,
+                  ignore_unknown: bool = False) -> RetrievalConfig:
+        """The config of flat settings; with `ignore_unknown`, settings its retriever does not have are left out
+        (`finrag retrieve`, whose options are every retriever's) instead of refused."""
+        if "retriever" not in values:
+            raise InputError("required field is missing", file=file, field="retriever")
+        run = set(cls.model_fields) - {"retriever"}
+        try:
+            tree = RetrieverTree.of(values["retriever"], {k: v for k, v in values.items()
+                                                          if k not in run and k != "retriever"},
+                                    ignore_unknown=ignore_unknown)
+        except InputError as exc:
+            raise InputError(exc.detail, file=file, field=exc.field) from None
+        return super().from_dict({**{k: v for k, v in values.items() if k in run}, "retriever": tree}, file=file)
 
 
 def package_versions() -> dict[str, str | None]:
@@ -67,85 +99,62 @@ def package_versions() -> dict[str, str | None]:
     return out
 
 
-def normalise(cfg: RetrieverConfig, k: int) -> RetrieverConfig:
-    """Drop settings the retriever does not use, so they neither enter the hash nor mislead in params."""
-    names = stage_names(cfg.retriever, cfg.first_stage)
-    dense = "dense" in names
-    keywords = "keywords" in names
-    return RetrieverConfig(
-        retriever=cfg.retriever,
-        first_stage=names[1] if cfg.retriever in ("rerank", "keywords", "parent_child", "llm_expand") else None,
-        embedder=resolve(cfg.embedder)[0] if dense else None,
-        long_text=cfg.long_text if dense else "n/a",
-        dense_search=cfg.dense_search if dense else "n/a",
-        reranker=cfg.reranker if "rerank" in names else None,
-        rrf_k=cfg.rrf_k if "hybrid" in names else 0,
-        top_n=default_top_n(cfg, k),
-        n_keywords=cfg.n_keywords if keywords else 0,
-        feedback_docs=cfg.feedback_docs if keywords else 0,
-        feedback_terms=cfg.feedback_terms if keywords else 0,
-        model_training=cfg.model_training if cfg.retriever == "page_scorer" else None,
-        top_pages=(None if cfg.retriever != "page_scorer"
-                   else DEFAULT_TOP_PAGES if cfg.top_pages is None else cfg.top_pages),
-    )
+def config_fields(tree: RetrieverTree, k: int) -> dict[str, object]:
+    """The retriever's settings as they enter the config hash and params: each stage's (the outermost stage's
+    first-stage depth resolved for k), then UNUSED for the first retrievers' settings it does not have."""
+    out: dict[str, object] = {"retriever": tree.retriever}
+    for i, stage in enumerate(tree.stages):
+        values = stage.hashed()
+        if i == 0 and "top_n" in values:
+            values["top_n"] = stage.depth(k)
+        for key, value in values.items():
+            out.setdefault(key, value)
+    return {**UNUSED, **out}
 
 
-def config_hash(dataset: str, chunker_id: str, condition: str | None, k: int, cfg: RetrieverConfig,
-                llm: dict[str, object] | None = None, splits: tuple[str, ...] | None = None) -> str:
-    # `llm` only for the LLM retrievers, so the hashes (and run ids) of every other config stay as they were
-    blob = json.dumps({"dataset": dataset, "chunker_id": chunker_id, "condition": condition, "k": k,
-                       **config_fields(cfg), **({"llm": llm} if llm else {})}, sort_keys=True)
-    digest = hashlib.sha256(blob.encode()).hexdigest()
-    if splits:  # an explicit --split selection is another run (the default keeps the run ids as they were)
-        digest = hashlib.sha256(f"{digest}|splits={','.join(splits)}".encode()).hexdigest()
-    return digest
+def identity(cfg: RetrievalConfig, chunker_id: str, llm: dict[str, object] | None = None) -> tuple[str, str, str]:
+    """(run id, config hash, config id) of a run over the resolved chunker. `llm`: the LLM retrievers' settings
+    (Rewriter.settings). The config id is the hash without the condition: a full run and its oracle counterparts
+    share it (mart_oracle_gap). The run id is `<dataset>-<retriever>-<condition>-<hash[:10]>` unless given."""
+    fields = config_fields(cfg.retriever, cfg.k)
+
+    def digest(condition: str | None) -> str:
+        # `llm` only for the LLM retrievers, so the hashes (and run ids) of every other config stay as they were
+        blob = json.dumps({"dataset": cfg.dataset, "chunker_id": chunker_id, "condition": condition, "k": cfg.k,
+                           **fields, **({"llm": llm} if llm else {})}, sort_keys=True)
+        out = hashlib.sha256(blob.encode()).hexdigest()
+        if cfg.splits:  # an explicit --split selection is another run (the default keeps the run ids as they were)
+            out = hashlib.sha256(f"{out}|splits={','.join(cfg.splits)}".encode()).hexdigest()
+        return out
+
+    config_hash = digest(cfg.condition)
+    ds = re.sub(r"[^A-Za-z0-9_.-]", "_", cfg.dataset)[:60]
+    run_id = check_id(cfg.run_id or f"{ds}-{cfg.retriever.retriever}-{cfg.condition}-{config_hash[:10]}", "run id")
+    return run_id, config_hash, digest(None)
 
 
-def default_run_id(dataset: str, condition: str, cfg: RetrieverConfig, digest: str) -> str:
-    ds = re.sub(r"[^A-Za-z0-9_.-]", "_", dataset)[:60]
-    return f"{ds}-{cfg.retriever}-{condition}-{digest[:10]}"
-
-
-def run_retrieval(home, dataset: str, retriever: str, k: int = 10, condition: str = "full",
-                  chunker_id: str | None = None, embedder: str | None = DEFAULT_EMBEDDER, long_text: str = "window",
-                  dense_search: str = "flat", reranker: str | None = None, first_stage: str | None = None,
-                  rrf_k: int = 60, top_n: int | None = None, n_keywords: int = 8, feedback_docs: int = 3,
-                  feedback_terms: int = 5, run_id: str | None = None, batch_size: int = 64,
-                  progress: bool = True, llm_config: LLMConfig | None = None, hyde_n: int = 3,
-                  hyde_fusion: str = "mean", llm_temperature: float | None = None,
-                  splits: tuple[str, ...] | None = None, model_training: str | None = None,
-                  top_pages: int | None = None, shard: Shard | None = None) -> dict[str, object]:
-    if retriever not in RETRIEVERS:
-        raise InputError(f"unknown retriever {retriever!r}; one of {RETRIEVERS}", field="retriever")
-    if condition not in CONDITIONS:
-        raise InputError(f"unknown condition {condition!r}; one of {CONDITIONS}", field="condition")
-    if k < 1:
-        raise InputError(f"k must be >= 1, got {k}", field="k")
-    if rrf_k < 1:
-        raise InputError(f"--rrf-k must be >= 1, got {rrf_k}", field="rrf_k")
+def run_retrieval(home, cfg: RetrievalConfig, *, llm_config: LLMConfig | None = None, progress: bool = True,
+                  shard: Shard | None = None) -> dict[str, object]:
+    """Run `cfg` and land it. Beside the config: the LLM endpoint of the LLM retrievers (the environment's, with
+    its key; the model and host enter the hash through the client), whether to show progress, and this process's
+    shard of the run (the run and its id are the whole run's)."""
     lake = Lake(home)
-    chunker_id = lake.resolve_chunker(dataset, chunker_id)
-    cfg = normalise(RetrieverConfig(retriever, first_stage, embedder, long_text, dense_search, reranker, rrf_k, top_n,
-                                    n_keywords, feedback_docs, feedback_terms, model_training, top_pages), k)
-    rewriter = (Rewriter.open(lake.home, retriever, llm_config, n=hyde_n, fusion=hyde_fusion,
-                              temperature=llm_temperature, rrf_k=rrf_k, progress=progress)
-                if retriever in LLM_RETRIEVERS else None)
+    chunker_id = lake.resolve_chunker(cfg.dataset, cfg.chunker_id)
+    llm_stage = next((s for s in cfg.retriever.stages if isinstance(s, LLMRetrieverConfig)), None)
+    rewriter = Rewriter.open(lake.home, llm_stage, llm_config, progress=progress) if llm_stage else None
     try:
-        return _run(lake, dataset, retriever, k, condition, chunker_id, cfg, rewriter, run_id, batch_size, progress,
-                    splits, shard)
+        return _run(lake, cfg, chunker_id, rewriter, progress, shard)
     finally:
         if rewriter is not None:
             rewriter.close()  # lands the LLM ledger's last batch, stops an embedded server
 
 
-def _run(lake: Lake, dataset: str, retriever: str, k: int, condition: str, chunker_id: str, cfg: RetrieverConfig,
-         rewriter: Rewriter | None, run_id: str | None, batch_size: int, progress: bool,
-         splits: tuple[str, ...] | None = None, shard: Shard | None = None) -> dict[str, object]:
+def _run(lake: Lake, cfg: RetrievalConfig, chunker_id: str, rewriter: Rewriter | None, progress: bool,
+         shard: Shard | None) -> dict[str, object]:
+    dataset, k, condition, splits, retriever = cfg.dataset, cfg.k, cfg.condition, cfg.splits, cfg.retriever.retriever
     llm = rewriter.settings() if rewriter else None
-    digest = config_hash(dataset, chunker_id, condition, k, cfg, llm, splits)
-    # the same config under every condition: a full run and its oracle counterparts share it (mart_oracle_gap)
-    config_id = config_hash(dataset, chunker_id, None, k, cfg, llm, splits)
-    run_id = check_id(run_id or default_run_id(dataset, condition, cfg, digest), "run id")
+    run_id, digest, config_id = identity(cfg, chunker_id, llm)
+    fields = config_fields(cfg.retriever, k)
 
     questions = lake.read("questions", where={"dataset": dataset}).sort("question_id")
     if questions.height == 0:
@@ -161,16 +170,15 @@ def _run(lake: Lake, dataset: str, retriever: str, k: int, condition: str, chunk
     n_queried = len(queries)  # the whole run's, sharded or not
     if shard is not None:
         queries = [q for q in queries if shard.owns(q.question_id)]
-    ctx = Context(lake.home, dataset, chunker_id, chunks, cfg.embedder, cfg.long_text, cfg.dense_search,
-                  batch_size, progress, rewriter)
-    engine = build(cfg, ctx, "top", k)
+    ctx = Context(lake.home, dataset, chunker_id, chunks, cfg.batch_size, progress, rewriter)
+    engine = cfg.retriever.build(ctx, k)
 
     t0 = time.perf_counter()
     engine.search([], k)  # builds in-memory indexes, opens LanceDB, loads models: timed apart from the queries
     prepare_seconds = time.perf_counter() - t0
     t0 = time.perf_counter()
     hits = []
-    step = max(batch_size, 1) * 4
+    step = cfg.batch_size * 4
     with console_progress(total=len(queries), desc=f"retrieve {retriever}/{condition}", unit="q",
                           enabled=progress) as bar:
         for start in range(0, len(queries), step):
@@ -192,8 +200,8 @@ def _run(lake: Lake, dataset: str, retriever: str, k: int, condition: str, chunk
     llm_stats = {"llm": llm, **rewriter.stats()} if rewriter else {}
     engine_stats = engine.stats() if hasattr(engine, "stats") else {}
     params = {
-        **config_fields(cfg), "dataset": dataset, "chunker_id": chunker_id, "condition": condition, "k": k,
-        "batch_size": batch_size, "splits": splits_param(splits, questions), "n_questions": questions.height,
+        **fields, "dataset": dataset, "chunker_id": chunker_id, "condition": condition, "k": k,
+        "batch_size": cfg.batch_size, "splits": splits_param(splits, questions), "n_questions": questions.height,
         "n_queried": n_queried,
         "n_skipped": questions.height - n_queried, "n_with_results": results["question_id"].n_unique(),
         "corpus_chunks": chunks.height, "prepare_seconds": round(prepare_seconds, 3), "seconds": round(seconds, 3),
@@ -202,7 +210,7 @@ def _run(lake: Lake, dataset: str, retriever: str, k: int, condition: str, chunk
     }
     run = contract("retrieval_runs").frame([{
         "run_id": run_id, "dataset": dataset, "retriever": retriever, "condition": condition, "k": k,
-        "embedder": cfg.embedder, "reranker": cfg.reranker, "chunker_id": chunker_id,
+        "embedder": fields["embedder"], "reranker": fields["reranker"], "chunker_id": chunker_id,
         "params": json.dumps(params, sort_keys=True), "config_hash": digest, "config_id": config_id,
         "question_splits": params["splits"], "source": "finrag",
     }])

@@ -25,7 +25,7 @@ from pydantic import (
     ValidationError,
 )
 
-from python_jobs.core.errors import InputError
+from python_jobs.core.errors import InputError, validation_error
 
 M = TypeVar("M", bound=BaseModel)
 _REPLACEMENT = "\ufffd"
@@ -68,43 +68,6 @@ Period = Annotated[str, PlainValidator(_period)]
 
 
 # ---- helpers -------------------------------------------------------------------------------------------------
-def _field_of(loc: Sequence[object], names: dict[str, str] | None = None) -> str:
-    parts: list[str] = []
-    for p in loc:
-        if isinstance(p, int):
-            parts[-1:] = [f"{parts[-1]}[{p}]" if parts else f"[{p}]"]
-        else:
-            parts.append((names or {}).get(str(p), str(p)))
-    return ".".join(parts)
-
-
-_TYPE_TAG = re.compile(r"^(str|int|float|bool|none|list|dict|bytes|[a-z\-]+\[.*\])$")
-
-
-def _trim(loc: Sequence[object]) -> list[object]:
-    """Drop pydantic's union-member tags from an error location: ('gold_answer', 'str') → ('gold_answer',)."""
-    out = list(loc)
-    while len(out) > 1 and isinstance(out[-1], str) and _TYPE_TAG.match(out[-1]):
-        out.pop()
-    return out
-
-
-def validation_error(exc: ValidationError, file: str, line: int, names: dict[str, str] | None = None) -> InputError:
-    errors = exc.errors()
-    err = errors[0]
-    loc = _trim(err["loc"])
-    field = _field_of(loc, names) or None
-    if len(loc) < len(err["loc"]):  # a union: name the accepted types
-        tags = [str(e["loc"][len(loc)]) for e in errors if _trim(e["loc"]) == loc and len(e["loc"]) > len(loc)]
-        why = f"value must be one of the types {', '.join(dict.fromkeys(tags))}"
-    else:
-        why = ("required field is missing" if err["type"] == "missing"
-               else str(err["ctx"]["error"]) if err["type"] == "value_error" else err["msg"])  # ours, as raised
-    if err["type"] != "missing" and "input" in err:
-        why += f" (got {str(err['input'])[:60]!r})"
-    return InputError(why, file=file, line=line, field=field)
-
-
 def _bad_utf8_field_json(text: str) -> str:
     """Which JSON field holds the undecodable bytes (they were replaced by U+FFFD)."""
     try:

@@ -1,5 +1,7 @@
 """`finrag retrieve` on the toy corpus (support/toy_corpus.py): bad input is reported with exit 2 and the field, a good
-run prints its counts, and a progress bar only where a person watches: on a terminal, unless TQDM_DISABLE is set."""
+run prints its counts, and a progress bar only where a person watches: on a terminal, unless TQDM_DISABLE is set; the
+options make the library's config (RetrievalConfig), and an option the retriever does not have is ignored with a
+note."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import termios
 from pathlib import Path
 
 from python_jobs.core.lake import Lake
+from python_jobs.retrieval.runs import RetrievalConfig, identity
 from support.paths import PROJECT
 from support.toy_corpus import DATASET, FLAT
 
@@ -54,3 +57,19 @@ def test_cli_retrieve_reports_bad_input_with_exit_2(toy: Lake, finrag):
     args = ("retrieve", "--retriever", "bm25", "--dataset", DATASET, "--k", "3", "--chunker-id", FLAT, "--run-id")
     assert "retrieve bm25/full" in stderr_on_a_terminal(toy.home, *args, "on_a_tty", env={"TQDM_DISABLE": ""})
     assert "retrieve bm25/full" not in stderr_on_a_terminal(toy.home, *args, "tqdm_off", env={"TQDM_DISABLE": "1"})
+
+
+def test_cli_builds_the_config_of_the_library_and_names_a_bad_setting(toy: Lake, finrag):
+    base = ("retrieve", "--dataset", DATASET, "--k", "3", "--chunker-id", FLAT)
+    plain = finrag(*base, "--retriever", "keywords", "--n-keywords", "3")
+    cfg = RetrievalConfig.from_dict({"dataset": DATASET, "k": 3, "chunker_id": FLAT, "retriever": "keywords",
+                                     "n_keywords": 3})
+    assert plain.stdout.strip() == identity(cfg, FLAT)[0]  # the options make the library's config, id and all
+    # an option of another retriever's setting changes nothing (the same run id) and is named in a note
+    noted = finrag(*base, "--retriever", "keywords", "--n-keywords", "3", "--rrf-k", "10", "--top-pages", "5")
+    assert noted.stdout == plain.stdout
+    assert "note: keywords has no setting --rrf-k, --top-pages: ignored" in noted.stderr
+    # a bad value of one of its own: exit 2 naming the field, nothing landed
+    bad = finrag(*base, "--retriever", "keywords", "--feedback-docs", "-1", check=False)
+    assert bad.returncode == 2 and "field 'feedback_docs'" in bad.stderr and "Traceback" not in bad.stderr
+    assert Lake(toy.home).partitions("retrieval_runs") == [plain.stdout.strip()]

@@ -12,10 +12,10 @@ import pytest
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake
 from python_jobs.llm.config import LLMConfig
-from python_jobs.retrieval.runs import run_retrieval
 from support.cli import run_finrag
 from support.fake_llm import Behaviour, FakeLLM
 from support.query_rewriting import KEY, Q4_PASSAGE, TEXT, params
+from support.retrieval_runs import retrieve
 from support.toy_corpus import DATASET, FLAT, land_flat_indexed, results
 
 
@@ -27,12 +27,12 @@ def toy(home: Path) -> Lake:
 
 def test_bad_llm_options_and_cli(toy: Lake):
     with pytest.raises(InputError) as e:
-        run_retrieval(toy.home, DATASET, "multi_hyde", k=3, chunker_id=FLAT, hyde_n=0,
-                      llm_config=LLMConfig(base_url="http://127.0.0.1:9/v1", model="m"), progress=False)
+        retrieve(toy.home, DATASET, "multi_hyde", k=3, chunker_id=FLAT, hyde_n=0,
+                 llm_config=LLMConfig(base_url="http://127.0.0.1:9/v1", model="m"))
     assert e.value.field == "hyde_n"
     with pytest.raises(InputError) as e:  # an endpoint without a model name
-        run_retrieval(toy.home, DATASET, "hyde", k=3, chunker_id=FLAT,
-                      llm_config=LLMConfig(base_url="http://127.0.0.1:9/v1"), progress=False)
+        retrieve(toy.home, DATASET, "hyde", k=3, chunker_id=FLAT,
+                 llm_config=LLMConfig(base_url="http://127.0.0.1:9/v1"))
     assert toy.partitions("retrieval_runs") == []
     b = Behaviour(script={TEXT["q4"]: Q4_PASSAGE})
     with FakeLLM(b) as fake:

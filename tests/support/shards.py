@@ -10,12 +10,12 @@ from pathlib import Path
 
 import polars as pl
 
-from python_jobs.answers.runs import DEFAULT_FUSE_TEMPLATE, run_answers
+from python_jobs.answers.runs import AnswerConfig, run_answers
 from python_jobs.core.lake import Lake
 from python_jobs.core.shards import Shard
-from python_jobs.judging.runs import run_judge
+from python_jobs.judging.runs import JudgeConfig, run_judge
 from python_jobs.llm.config import LLMConfig
-from python_jobs.retrieval.runs import run_retrieval
+from support.retrieval_runs import retrieve as run_retrieve
 from support.toy_corpus import DATASET, FLAT, QUESTIONS, land_corpus
 
 # what differs between two runs of the same config by nature: when they landed, how long they took, and the LLM
@@ -75,17 +75,15 @@ def llm(fake_url: str) -> LLMConfig:
 
 
 def retrieve(home: Path, shard: Shard | None = None, k: int = 3) -> dict[str, object]:
-    return run_retrieval(home, DATASET, "bm25", k=k, chunker_id=FLAT, run_id=RUN_ID, progress=False, shard=shard)
+    return run_retrieve(home, DATASET, "bm25", k=k, chunker_id=FLAT, run_id=RUN_ID, shard=shard)
 
 
 def answer(home: Path, fake_url: str, shard: Shard | None = None) -> str:
-    return run_answers(str(home), retrieval_run_id=RUN_ID, dataset=None, k=2, template=None,
-                       fuse_template=DEFAULT_FUSE_TEMPLATE, context_tokens=1500, max_tokens=64, temperature=0.0,
-                       max_words=None, limit=None, question_ids=(), run_id=None, config=llm(fake_url), ledger_batch=4,
-                       shard=shard)
+    cfg = AnswerConfig(retrieval_run_id=RUN_ID, k=2, max_tokens=64, ledger_batch=4)
+    return run_answers(str(home), cfg, llm(fake_url), shard=shard)
 
 
 def judge(home: Path, fake_url: str, answer_run_id: str, shard: Shard | None = None) -> str:
-    return run_judge(str(home), answer_run_id=answer_run_id, metrics=["correctness", "faithfulness"], rubrics={},
-                     limit=None, question_ids=(), max_tokens=64, passage_tokens=900, judge_run_id=None,
-                     config=llm(fake_url), ledger_batch=4, shard=shard)
+    cfg = JudgeConfig(answer_run_id=answer_run_id, metrics=["correctness", "faithfulness"], max_tokens=64,
+                      ledger_batch=4)
+    return run_judge(str(home), cfg, llm(fake_url), shard=shard)

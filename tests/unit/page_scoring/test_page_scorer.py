@@ -20,9 +20,9 @@ from python_jobs.page_scoring.folds import fold_of_question, gold_documents, tra
 from python_jobs.page_scoring.pages import read_page_texts
 from python_jobs.page_scoring.registry import load_training, page_vectors
 from python_jobs.page_scoring.training import TrainingConfig, train_page_scorer
-from python_jobs.retrieval import RetrieverConfig
-from python_jobs.retrieval.runs import config_hash, normalise, run_retrieval
+from python_jobs.retrieval.runs import RetrievalConfig, config_fields, identity
 from support.page_corpus import CHUNKER, DATASET, land_page_corpus
+from support.retrieval_runs import retrieve
 
 pytestmark = pytest.mark.slow
 
@@ -86,7 +86,7 @@ def test_training_lands_one_row_per_fold_and_the_models(trained):
 
 def test_a_fold_model_scores_only_its_test_documents_questions(trained):
     lake, tid = trained
-    out = run_retrieval(lake.home, DATASET, "page_scorer", k=5, model_training=tid, top_pages=2, progress=False)
+    out = retrieve(lake.home, DATASET, "page_scorer", k=5, model_training=tid, top_pages=2)
     run = lake.read_partition("retrieval_runs", out["run_id"]).row(0, named=True)
     params = json.loads(run["params"])
     assert run["retriever"] == "page_scorer" and run["condition"] == "full" and run["embedder"] == "all-MiniLM-L6-v2"
@@ -125,14 +125,14 @@ def test_same_seed_same_ids_same_rankings_and_oracle_conditions(tmp_path: Path):
     cfg = TrainingConfig(DATASET, folds=2, epochs=1, seed=3, batch_size=4, learning_rate=1e-4)
     a = train_page_scorer(home, cfg, progress=False)
     rows_a = lake.read_partition("model_trainings", a["training_id"]).sort("fold")
-    run_a = run_retrieval(home, DATASET, "page_scorer", k=3, model_training=a["training_id"], progress=False)
+    run_a = retrieve(home, DATASET, "page_scorer", k=3, model_training=a["training_id"])
     res_a = lake.read_partition("retrieval_results", run_a["run_id"]).sort("question_id", "rank")
     b = train_page_scorer(home, cfg, progress=False)  # the same seed: the same id, folds, losses, weights
     rows_b = lake.read_partition("model_trainings", b["training_id"]).sort("fold")
     assert b["training_id"] == a["training_id"] and lake.partitions("model_trainings") == [a["training_id"]]
     for col in ("train_doc_ids", "test_doc_ids", "epoch_losses", "model_path", "params"):
         assert rows_b[col].to_list() == rows_a[col].to_list(), col
-    run_b = run_retrieval(home, DATASET, "page_scorer", k=3, model_training=b["training_id"], progress=False)
+    run_b = retrieve(home, DATASET, "page_scorer", k=3, model_training=b["training_id"])
     res_b = lake.read_partition("retrieval_results", run_b["run_id"]).sort("question_id", "rank")
     assert run_b["run_id"] == run_a["run_id"]
     params = json.loads(lake.read_partition("retrieval_runs", run_b["run_id"])["params"][0])["page_scorer"]
@@ -146,8 +146,7 @@ def test_same_seed_same_ids_same_rankings_and_oracle_conditions(tmp_path: Path):
     ev = lake.read("evidence")
     gold_pages = {q: set(zip(g["doc_id"], g["page_number"])) for (q,), g in ev.group_by("question_id")}
     for condition in ("oracle_doc", "oracle_page"):
-        out = run_retrieval(home, DATASET, "page_scorer", k=3, condition=condition, model_training=a["training_id"],
-                            progress=False)
+        out = retrieve(home, DATASET, "page_scorer", k=3, condition=condition, model_training=a["training_id"])
         res = lake.read_partition("retrieval_results", out["run_id"])
         assert out["skipped"] == 1  # qnone
         for qid, d, p in res.select("question_id", "doc_id", "page_start").iter_rows():
@@ -174,25 +173,28 @@ def test_untrained_baseline_bad_input_and_config_hash(trained):
     base = train_page_scorer(lake.home, TrainingConfig(**{**CFG.__dict__, "epochs": 0}), progress=False)
     rows = lake.read_partition("model_trainings", base["training_id"])
     assert rows["model_path"].null_count() == 3 and rows["epoch_losses"].to_list() == [[], [], []]
-    out = run_retrieval(lake.home, DATASET, "page_scorer", k=2, model_training=base["training_id"], progress=False)
+    out = retrieve(lake.home, DATASET, "page_scorer", k=2, model_training=base["training_id"])
     params = json.loads(lake.read_partition("retrieval_runs", out["run_id"])["params"][0])["page_scorer"]
     assert sum(not t["cached"] for t in params["page_vectors"].values()) == 1  # the folds share the base model
     with pytest.raises(InputError, match="--model-training"):
-        run_retrieval(lake.home, DATASET, "page_scorer", k=2, progress=False)
+        retrieve(lake.home, DATASET, "page_scorer", k=2)
     with pytest.raises(InputError, match="no model training 'nope'"):
-        run_retrieval(lake.home, DATASET, "page_scorer", k=2, model_training="nope", progress=False)
-    with pytest.raises(InputError, match="--top-pages"):
-        run_retrieval(lake.home, DATASET, "page_scorer", k=2, model_training=tid, top_pages=0, progress=False)
+        retrieve(lake.home, DATASET, "page_scorer", k=2, model_training="nope")
+    with pytest.raises(InputError, match="greater than or equal to 1") as e:
+        retrieve(lake.home, DATASET, "page_scorer", k=2, model_training=tid, top_pages=0)
+    assert e.value.field == "top_pages"
     with pytest.raises(InputError, match="fewer than --folds 9"):
         train_page_scorer(lake.home, TrainingConfig(DATASET, folds=9), progress=False)
     with pytest.raises(InputError, match="cannot load model"):
         train_page_scorer(lake.home, TrainingConfig(DATASET, base_model="no/such-model", folds=2), progress=False)
     # the training id and top P enter the config hash; the other retrievers' hashes (and run ids) are unchanged
-    h = {(t, p): config_hash(DATASET, CHUNKER, "full", 5,
-                             normalise(RetrieverConfig("page_scorer", model_training=t, top_pages=p), 5))
+    h = {(t, p): identity(RetrievalConfig.from_dict({"dataset": DATASET, "retriever": "page_scorer", "k": 5,
+                                                     "model_training": t, "top_pages": p}), CHUNKER)[1]
          for t in ("a", "b") for p in (10, 20)}
     assert len(set(h.values())) == 4
-    dense = normalise(RetrieverConfig("dense", embedder="all-MiniLM-L6-v2", model_training="a", top_pages=3), 5)
-    assert dense.model_training is None and dense.top_pages is None
-    assert config_hash("financebench", "tok1024o128-minilm", "full", 5, dense) == \
+    dense = RetrievalConfig.from_dict({"dataset": "financebench", "retriever": "dense", "k": 5,
+                                       "embedder": "all-MiniLM-L6-v2"})
+    assert "model_training" not in config_fields(dense.retriever, 5) and "top_pages" not in config_fields(
+        dense.retriever, 5)
+    assert identity(dense, "tok1024o128-minilm")[1] == \
         "9e5e960978e406e8c6999294cf17fd573d3eef9e1f2a638c3a2ae23a59c16cc2"  # as before the page scorer existed

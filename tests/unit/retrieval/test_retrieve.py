@@ -19,8 +19,8 @@ from python_jobs.corpus.indexing import index_chunks
 from python_jobs.retrieval import Hit
 from python_jobs.retrieval.finance_tokenizer import tokenize
 from python_jobs.retrieval.hybrid import rrf
-from python_jobs.retrieval.runs import run_retrieval
 from support.models import build_local_cross_encoder
+from support.retrieval_runs import retrieve
 from support.toy_corpus import DATASET, FLAT, PAGES, PC, QUESTIONS, ranking, results
 
 
@@ -60,7 +60,7 @@ def lucene_bm25(query: list[str], docs: list[list[str]], k1: float = 1.5, b: flo
 
 
 def test_bm25_scores_match_hand_computed_lucene_bm25(toy: Lake):
-    out = run_retrieval(toy.home, DATASET, "bm25", k=3, chunker_id=FLAT, progress=False)
+    out = retrieve(toy.home, DATASET, "bm25", k=3, chunker_id=FLAT)
     res = results(toy, out["run_id"])
     chunks = toy.read_partition("chunks", f"{DATASET}.{FLAT}").sort("doc_id", "ordinal")
     docs = [tokenize(t) for t in chunks["text"].to_list()]
@@ -79,13 +79,13 @@ def test_bm25_scores_match_hand_computed_lucene_bm25(toy: Lake):
 
 # ---- runs as artifacts ---------------------------------------------------------------------------------------------
 def test_run_id_from_config_hash_params_and_idempotent_rerun(toy: Lake):
-    a = run_retrieval(toy.home, DATASET, "bm25", k=3, chunker_id=FLAT, progress=False)
+    a = retrieve(toy.home, DATASET, "bm25", k=3, chunker_id=FLAT)
     first = results(toy, a["run_id"])
-    b = run_retrieval(toy.home, DATASET, "bm25", k=3, chunker_id=FLAT, progress=False)
+    b = retrieve(toy.home, DATASET, "bm25", k=3, chunker_id=FLAT)
     assert a["run_id"] == b["run_id"] and a["run_id"].startswith(f"{DATASET}-bm25-full-")
     assert toy.partitions("retrieval_runs") == [a["run_id"]]
     assert results(toy, a["run_id"]).drop("created_at").equals(first.drop("created_at"))
-    c = run_retrieval(toy.home, DATASET, "bm25", k=2, chunker_id=FLAT, progress=False)
+    c = retrieve(toy.home, DATASET, "bm25", k=2, chunker_id=FLAT)
     assert c["run_id"] != a["run_id"]
     run = toy.read_partition("retrieval_runs", a["run_id"]).row(0, named=True)
     params = json.loads(run["params"])
@@ -93,7 +93,7 @@ def test_run_id_from_config_hash_params_and_idempotent_rerun(toy: Lake):
     assert params["retriever"] == "bm25" and params["chunker_id"] == FLAT and params["n_queried"] == 5
     assert params["versions"]["bm25s"] == "0.3.16" and params["versions"]["lancedb"]
     assert len(run["config_hash"]) == 64 and a["run_id"].endswith(run["config_hash"][:10])
-    d = run_retrieval(toy.home, DATASET, "bm25", k=3, chunker_id=FLAT, run_id="my-run", progress=False)
+    d = retrieve(toy.home, DATASET, "bm25", k=3, chunker_id=FLAT, run_id="my-run")
     assert d["run_id"] == "my-run" and results(toy, "my-run")["chunk_id"].equals(first["chunk_id"])
 
 
@@ -104,7 +104,7 @@ def test_dense_matches_numpy_scan_of_the_lance_vectors(toy_indexed: Lake):
 
     from python_jobs.corpus.encoders import load_embedder
 
-    out = run_retrieval(toy_indexed.home, DATASET, "dense", k=4, chunker_id=FLAT, batch_size=2, progress=False)
+    out = retrieve(toy_indexed.home, DATASET, "dense", k=4, chunker_id=FLAT, batch_size=2)
     db = lancedb.connect(str(toy_indexed.home / "lance"))
     (name,) = [t for t in db.list_tables().tables]
     vec = db.open_table(name).to_arrow().to_pandas()
@@ -129,8 +129,7 @@ def test_oracle_conditions_restrict_candidates_and_skip_questions_without_eviden
     gold_docs = {q: {d for d, _ in gold} for q, _, gold in QUESTIONS}
     gold_pages = {q: set(gold) for q, _, gold in QUESTIONS}
     for retriever in ("bm25", "dense", "hybrid"):
-        doc_run = run_retrieval(toy_indexed.home, DATASET, retriever, k=10, condition="oracle_doc", chunker_id=FLAT,
-                                progress=False)
+        doc_run = retrieve(toy_indexed.home, DATASET, retriever, k=10, condition="oracle_doc", chunker_id=FLAT)
         res = results(toy_indexed, doc_run["run_id"])
         assert doc_run["skipped"] == 1 and "q5" not in res["question_id"].to_list()
         for qid, doc in res.select("question_id", "doc_id").iter_rows():
@@ -138,8 +137,8 @@ def test_oracle_conditions_restrict_candidates_and_skip_questions_without_eviden
         if retriever != "bm25":  # dense ranks every candidate: all of the gold doc's chunks
             n = res.group_by("question_id").len().sort("question_id")["len"].to_list()
             assert n == [4, 3, 3, 3]
-        page_run = run_retrieval(toy_indexed.home, DATASET, retriever, k=10, condition="oracle_page",
-                                 chunker_id=FLAT, progress=False)
+        page_run = retrieve(toy_indexed.home, DATASET, retriever, k=10, condition="oracle_page",
+                            chunker_id=FLAT)
         res = results(toy_indexed, page_run["run_id"])
         for qid, doc, p0, p1 in res.select("question_id", "doc_id", "page_start", "page_end").iter_rows():
             assert any(d == doc and p0 <= p <= p1 for d, p in gold_pages[qid])
@@ -164,10 +163,10 @@ def test_rrf_hand_worked():
 @pytest.mark.slow
 def test_hybrid_run_fuses_the_landed_bm25_and_dense_runs(toy_indexed: Lake):
     h = toy_indexed.home
-    kw = dict(chunker_id=FLAT, progress=False)
-    b = run_retrieval(h, DATASET, "bm25", k=100, **kw)
-    d = run_retrieval(h, DATASET, "dense", k=100, **kw)
-    hy = run_retrieval(h, DATASET, "hybrid", k=5, rrf_k=10, **kw)
+    kw = dict(chunker_id=FLAT)
+    b = retrieve(h, DATASET, "bm25", k=100, **kw)
+    d = retrieve(h, DATASET, "dense", k=100, **kw)
+    hy = retrieve(h, DATASET, "hybrid", k=5, rrf_k=10, **kw)
     for qid, _, _ in QUESTIONS:
         bl = [Hit(c, 0) for c in ranking(toy_indexed, b["run_id"], qid)]
         dl = [Hit(c, 0) for c in ranking(toy_indexed, d["run_id"], qid)]
@@ -183,8 +182,8 @@ def test_hybrid_run_fuses_the_landed_bm25_and_dense_runs(toy_indexed: Lake):
 @pytest.mark.slow
 def test_parent_child_returns_deduplicated_parents_in_best_child_order(toy_indexed: Lake):
     h = toy_indexed.home
-    children = run_retrieval(h, DATASET, "bm25", k=100, chunker_id=PC, progress=False)  # bm25 on parents (top level)
-    pcrun = run_retrieval(h, DATASET, "parent_child", k=3, chunker_id=PC, first_stage="bm25", progress=False)
+    children = retrieve(h, DATASET, "bm25", k=100, chunker_id=PC)  # bm25 on parents (top level)
+    pcrun = retrieve(h, DATASET, "parent_child", k=3, chunker_id=PC, first_stage="bm25")
     chunks = toy_indexed.read_partition("chunks", f"{DATASET}.{PC}")
     parent_of = dict(zip(chunks["chunk_id"].to_list(), chunks["parent_chunk_id"].to_list()))
     res = results(toy_indexed, pcrun["run_id"])
@@ -200,13 +199,13 @@ def test_parent_child_returns_deduplicated_parents_in_best_child_order(toy_index
     row = res.filter(pl.col("question_id") == "q1").row(0, named=True)
     assert (row["page_start"], row["page_end"]) == (0, 1)  # the parent's span, not the child's
     assert children["run_id"] != pcrun["run_id"]
-    dense_pc = run_retrieval(h, DATASET, "parent_child", k=3, chunker_id=PC, progress=False)
+    dense_pc = retrieve(h, DATASET, "parent_child", k=3, chunker_id=PC)
     assert all(parent_of[c] is None for c in results(toy_indexed, dense_pc["run_id"])["chunk_id"].to_list())
 
 
 def test_parent_child_needs_child_chunks(toy: Lake):
     with pytest.raises(InputError, match="no child chunks"):
-        run_retrieval(toy.home, DATASET, "parent_child", k=3, chunker_id=FLAT, first_stage="bm25", progress=False)
+        retrieve(toy.home, DATASET, "parent_child", k=3, chunker_id=FLAT, first_stage="bm25")
     assert toy.partitions("retrieval_runs") == []
 
 
@@ -221,9 +220,9 @@ def test_rerank_rescores_first_stage_top_n_with_the_cross_encoder(toy: Lake, cro
     from sentence_transformers import CrossEncoder
 
     h = toy.home
-    first = run_retrieval(h, DATASET, "bm25", k=4, chunker_id=FLAT, progress=False)
-    rr = run_retrieval(h, DATASET, "rerank", k=2, chunker_id=FLAT, first_stage="bm25", top_n=4,
-                       reranker=str(cross_encoder_dir), progress=False)
+    first = retrieve(h, DATASET, "bm25", k=4, chunker_id=FLAT)
+    rr = retrieve(h, DATASET, "rerank", k=2, chunker_id=FLAT, first_stage="bm25", top_n=4,
+                  reranker=str(cross_encoder_dir))
     ce = CrossEncoder(str(cross_encoder_dir), local_files_only=True)
     texts = dict(zip(*toy.read_partition("chunks", f"{DATASET}.{FLAT}").select("chunk_id", "text").to_dict().values()))
     res = results(toy, rr["run_id"])
@@ -240,27 +239,27 @@ def test_rerank_rescores_first_stage_top_n_with_the_cross_encoder(toy: Lake, cro
 
 def test_rerank_without_a_cross_encoder_is_an_input_error(toy: Lake):
     with pytest.raises(InputError, match="--reranker"):
-        run_retrieval(toy.home, DATASET, "rerank", k=2, chunker_id=FLAT, first_stage="bm25", progress=False)
+        retrieve(toy.home, DATASET, "rerank", k=2, chunker_id=FLAT, first_stage="bm25")
     with pytest.raises(InputError, match="cannot load model"):
-        run_retrieval(toy.home, DATASET, "rerank", k=2, chunker_id=FLAT, first_stage="bm25",
-                      reranker="nobody/no-such-cross-encoder", progress=False)
+        retrieve(toy.home, DATASET, "rerank", k=2, chunker_id=FLAT, first_stage="bm25",
+                 reranker="nobody/no-such-cross-encoder")
     assert toy.partitions("retrieval_results") == []
 
 
 # ---- keywords ----------------------------------------------------------------------------------------------------
 def test_keyword_expansion_hand_checked(toy: Lake):
-    from python_jobs.retrieval import Context, Query, RetrieverConfig, build
+    from python_jobs.retrieval import Context, Query, RetrieverTree
 
     chunks = toy.read_partition("chunks", f"{DATASET}.{FLAT}")
-    ctx = Context(toy.home, DATASET, FLAT, chunks, progress=False)
-    kw = build(RetrieverConfig("keywords", n_keywords=3, feedback_docs=1, feedback_terms=2), ctx, k=3)
+    ctx = Context(toy.home, DATASET, FLAT, chunks, batch_size=64, progress=False)
+    kw = RetrieverTree.of("keywords", {"n_keywords": 3, "feedback_docs": 1, "feedback_terms": 2}).build(ctx, k=3)
     (words,) = kw.keywords([Query("q1", "What were ACME's capital expenditures in FY2022?")])
     # own terms: rarest first (acme's, fy2022, capital/expenditure/2022 by IDF), then feedback terms of the top hit
     own = words[:3]
     assert set(own) <= {"acme", "fy2022", "2022", "capital", "expenditure", "were"} and "fy2022" in own
     assert len(words) == 5 and all(w in tokenize(PAGES[1][2]) for w in words[3:])
-    out = run_retrieval(toy.home, DATASET, "keywords", k=3, chunker_id=FLAT, n_keywords=3, feedback_docs=1,
-                        feedback_terms=2, progress=False)
+    out = retrieve(toy.home, DATASET, "keywords", k=3, chunker_id=FLAT, n_keywords=3, feedback_docs=1,
+                   feedback_terms=2)
     assert ranking(toy, out["run_id"], "q1")[0] == f"ACME_2022_10K::{FLAT}::00001"
     params = json.loads(toy.read_partition("retrieval_runs", out["run_id"])["params"][0])
     assert params["first_stage"] == "bm25" and params["n_keywords"] == 3 and params["embedder"] is None
@@ -269,14 +268,15 @@ def test_keyword_expansion_hand_checked(toy: Lake):
 # ---- bad input ---------------------------------------------------------------------------------------------------
 def test_bad_input_names_the_field_and_lands_nothing(toy: Lake):
     with pytest.raises(InputError, match="several chunkers") as e:
-        run_retrieval(toy.home, DATASET, "bm25", k=3, progress=False)
+        retrieve(toy.home, DATASET, "bm25", k=3)
     assert e.value.field == "chunker_id"
     with pytest.raises(InputError, match="no chunks for dataset 'nope'"):
-        run_retrieval(toy.home, "nope", "bm25", k=3, progress=False)
+        retrieve(toy.home, "nope", "bm25", k=3)
     with pytest.raises(InputError, match="finrag index"):
-        run_retrieval(toy.home, DATASET, "dense", k=3, chunker_id=FLAT, progress=False)
-    with pytest.raises(InputError, match="k must be"):
-        run_retrieval(toy.home, DATASET, "bm25", k=0, chunker_id=FLAT, progress=False)
+        retrieve(toy.home, DATASET, "dense", k=3, chunker_id=FLAT)
+    with pytest.raises(InputError, match="greater than or equal to 1") as e:
+        retrieve(toy.home, DATASET, "bm25", k=0, chunker_id=FLAT)
+    assert e.value.field == "k"
     with pytest.raises(InputError, match="run id"):
-        run_retrieval(toy.home, DATASET, "bm25", k=3, chunker_id=FLAT, run_id="../escape", progress=False)
+        retrieve(toy.home, DATASET, "bm25", k=3, chunker_id=FLAT, run_id="../escape")
     assert toy.partitions("retrieval_runs") == [] and toy.partitions("retrieval_results") == []

@@ -21,9 +21,9 @@ from python_jobs.retrieval import Context, Hit, Query
 from python_jobs.retrieval.bm25 import BM25Retriever
 from python_jobs.retrieval.hybrid import rrf
 from python_jobs.retrieval.llm_expand import parse_expansion
-from python_jobs.retrieval.runs import run_retrieval
 from support.fake_llm import Behaviour, FakeLLM
 from support.query_rewriting import KEY, Q4_PASSAGE, TEXT, params
+from support.retrieval_runs import retrieve
 from support.toy_corpus import DATASET, FLAT, QUESTIONS, land_flat_indexed, ranking, results
 
 GLOBEX_CASH = f"GLOBEX_2023_10Q::{FLAT}::00002"
@@ -68,11 +68,11 @@ def unit(v: np.ndarray) -> np.ndarray:
 
 def test_hyde_searches_the_mean_of_question_and_passage_vectors(toy: Lake):
     h = toy.home
-    plain = run_retrieval(h, DATASET, "dense", k=10, chunker_id=FLAT, progress=False)
+    plain = retrieve(h, DATASET, "dense", k=10, chunker_id=FLAT)
     assert ranking(toy, plain["run_id"], "q4")[0] != GLOBEX_CASH  # plain dense puts the quick-ratio page first
     b = Behaviour(script={TEXT["q4"]: Q4_PASSAGE})
     with FakeLLM(b) as fake:
-        out = run_retrieval(h, DATASET, "hyde", k=10, chunker_id=FLAT, llm_config=cfg(fake), progress=False)
+        out = retrieve(h, DATASET, "hyde", k=10, chunker_id=FLAT, llm_config=cfg(fake))
     assert len(b.requests) == 5 and all(r["temperature"] == 0.0 and "seed" not in r for r in b.requests)
     assert ranking(toy, out["run_id"], "q4")[0] == GLOBEX_CASH
     # reference: original HyDE = mean(question vector, passage vector), cosine against every stored chunk vector
@@ -100,21 +100,19 @@ def test_multi_hyde_makes_n_distinct_calls_reruns_from_cache_and_fuses(toy: Lake
     h = toy.home
     b = Behaviour(script={TEXT["q4"]: Q4_PASSAGE})
     with FakeLLM(b) as fake:
-        mean = run_retrieval(h, DATASET, "multi_hyde", k=10, chunker_id=FLAT, hyde_n=3, llm_config=cfg(fake),
-                             progress=False)
+        mean = retrieve(h, DATASET, "multi_hyde", k=10, chunker_id=FLAT, hyde_n=3, llm_config=cfg(fake))
         assert len(b.requests) == 15
         assert sorted(r["seed"] for r in b.requests) == [0] * 5 + [1] * 5 + [2] * 5
         assert {r["temperature"] for r in b.requests} == {0.7}
         cols = ["question_id", "rank", "chunk_id", "score"]
         first = results(toy, mean["run_id"]).select(cols)
-        again = run_retrieval(h, DATASET, "multi_hyde", k=10, chunker_id=FLAT, hyde_n=3, llm_config=cfg(fake),
-                              progress=False)
+        again = retrieve(h, DATASET, "multi_hyde", k=10, chunker_id=FLAT, hyde_n=3, llm_config=cfg(fake))
         assert len(b.requests) == 15  # the re-run is served from the llm_calls cache
         assert again["run_id"] == mean["run_id"] and results(toy, again["run_id"]).select(cols).equals(first)
         p = params(toy, again["run_id"])
         assert (p["n_llm_calls_made"], p["n_llm_cache_hits"], p["llm"]["llm_temperature"]) == (0, 15, 0.7)
-        fused = run_retrieval(h, DATASET, "multi_hyde", k=10, chunker_id=FLAT, hyde_n=3, hyde_fusion="rrf",
-                              rrf_k=60, llm_config=cfg(fake), progress=False)
+        fused = retrieve(h, DATASET, "multi_hyde", k=10, chunker_id=FLAT, hyde_n=3, hyde_fusion="rrf",
+                         rrf_k=60, llm_config=cfg(fake))
         assert len(b.requests) == 15 and fused["run_id"] != mean["run_id"]  # same passages, another config
     ledger = toy.read("llm_calls")
     # 15 calls; the two re-runs' 30 requests were served from the cache (cache rows, one per request hash)
@@ -140,11 +138,10 @@ def test_multi_hyde_makes_n_distinct_calls_reruns_from_cache_and_fuses(toy: Lake
 def test_oracle_doc_restricts_and_a_failed_call_falls_back_to_the_question(toy: Lake):
     h = toy.home
     gold_docs = {q: {d for d, _ in gold} for q, _, gold in QUESTIONS}
-    plain = run_retrieval(h, DATASET, "dense", k=10, condition="oracle_doc", chunker_id=FLAT, progress=False)
+    plain = retrieve(h, DATASET, "dense", k=10, condition="oracle_doc", chunker_id=FLAT)
     b = Behaviour(script={TEXT["q4"]: Q4_PASSAGE}, always={TEXT["q1"]: "500"})
     with FakeLLM(b) as fake:
-        out = run_retrieval(h, DATASET, "hyde", k=10, condition="oracle_doc", chunker_id=FLAT, llm_config=cfg(fake),
-                            progress=False)
+        out = retrieve(h, DATASET, "hyde", k=10, condition="oracle_doc", chunker_id=FLAT, llm_config=cfg(fake))
     res = results(toy, out["run_id"])
     assert out["skipped"] == 1 and "q5" not in res["question_id"].to_list()
     for qid, doc in res.select("question_id", "doc_id").iter_rows():
@@ -179,15 +176,15 @@ def test_llm_expand_in_front_of_bm25_and_dense(toy: Lake):
               TEXT["q4"]: '{"keywords": [95, 0.9]}'}  # malformed: not strings; q5 gets an echo reply (malformed)
     b = Behaviour(script=script)
     with FakeLLM(b) as fake:
-        out = run_retrieval(h, DATASET, "llm_expand", k=3, chunker_id=FLAT, llm_config=cfg(fake), progress=False)
+        out = retrieve(h, DATASET, "llm_expand", k=3, chunker_id=FLAT, llm_config=cfg(fake))
         assert len(b.requests) == 5
         p = params(toy, out["run_id"])
         assert (p["first_stage"], p["n_expansion_malformed"], p["n_llm_failed"]) == ("bm25", 3, 0)
         # the first stage searched question + expansion terms, or the plain question for a malformed reply
-        ctx = Context(h, DATASET, FLAT, toy.read_chunks(DATASET, FLAT))
+        ctx = Context(h, DATASET, FLAT, toy.read_chunks(DATASET, FLAT), batch_size=64)
         expected = {"q1": f"{TEXT['q1']} capital expenditures data centers", "q2": TEXT["q2"],
                     "q3": f"{TEXT['q3']} Initech FCF 2021 free cash flow"}
-        want = BM25Retriever(ctx).search([Query(q, t) for q, t in expected.items()], 3)
+        want = BM25Retriever(ctx, "top").search([Query(q, t) for q, t in expected.items()], 3)
         res = results(toy, out["run_id"])
         for (qid, _), hits in zip(expected.items(), want):
             got = res.filter(pl.col("question_id") == qid)
@@ -195,8 +192,8 @@ def test_llm_expand_in_front_of_bm25_and_dense(toy: Lake):
             assert got["score"].to_list() == pytest.approx([x.score for x in hits])
         # the expansion pulled in Initech's capex page (it shares "data centers") for the ACME question
         assert f"INITECH_2021_10K::{FLAT}::00001" in ranking(toy, out["run_id"], "q1")[:2]
-        dense = run_retrieval(h, DATASET, "llm_expand", k=10, condition="oracle_page", chunker_id=FLAT,
-                              first_stage="dense", llm_config=cfg(fake), progress=False)
+        dense = retrieve(h, DATASET, "llm_expand", k=10, condition="oracle_page", chunker_id=FLAT,
+                         first_stage="dense", llm_config=cfg(fake))
         assert len(b.requests) == 5  # same prompts: all from the cache
     pd = params(toy, dense["run_id"])
     assert (pd["first_stage"], pd["embedder"], pd["n_llm_cache_hits"], pd["n_skipped"]) == (

@@ -11,13 +11,13 @@ import pytest
 
 from python_jobs.core.errors import InputError
 from python_jobs.retrieval.run_files import export
-from python_jobs.retrieval.runs import run_retrieval
+from support.retrieval_runs import retrieve
 from support.toy_corpus import DATASET, FLAT, land_corpus
 
 
 def test_trec_export_format_and_strict_order(home: Path):
     lake = land_corpus(home)
-    out = run_retrieval(home, DATASET, "bm25", k=3, chunker_id=FLAT, progress=False)
+    out = retrieve(home, DATASET, "bm25", k=3, chunker_id=FLAT)
     res = lake.read_partition("retrieval_results", out["run_id"]).sort("question_id", "rank")
     lines = [ln.split("\t") for ln in export(home, out["run_id"], "trec").splitlines()]
     assert len(lines) == res.height
@@ -46,7 +46,7 @@ def test_raw_scores_refused_when_ties_would_reorder(home: Path):
 
 def test_financerag_csv_collapses_chunks_to_documents(home: Path):
     lake = land_corpus(home)
-    out = run_retrieval(home, DATASET, "bm25", k=10, chunker_id=FLAT, progress=False)
+    out = retrieve(home, DATASET, "bm25", k=10, chunker_id=FLAT)
     text = export(home, out["run_id"], "financerag-csv", top=2)
     rows = [ln.split(",") for ln in text.splitlines()]
     assert rows[0] == ["query_id", "corpus_id"]
