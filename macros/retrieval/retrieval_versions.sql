@@ -114,22 +114,33 @@
 {% endmacro %}
 
 
+{% macro run_versions_record() %}
+{#- finrag_run_versions, the record of which version of each run every run-versioned model holds (written by
+    record_run_versions after the model is built), or none before the first such build. -#}
+    {{ return(adapter.get_relation(database=this.database, schema=this.schema, identifier='finrag_run_versions')) }}
+{% endmacro %}
+
+
 {% macro retrieval_runs_to_process() %}
 {#-
     A select of the runs an incremental retrieval model computes in this build, with their versions (run_id,
-    run_version): every run in a full build; in an incremental build, the runs whose version is not yet in the
-    model. Models join their inputs to it (DuckDB prunes the lake's other run partitions from the scan by the
-    join's filter), and delete the rows of runs gone from the lake in a post-hook.
+    run_version): every run in a full build; in an incremental build, the runs whose version differs from the one
+    the record says the model holds (finrag_run_versions: a small table, so deciding costs the same whatever the
+    model holds; without a record, every run). Models join their inputs to it (DuckDB prunes the lake's other run
+    partitions from the scan by the join's filter), and a post-hook deletes the rows of runs gone from the lake.
 -#}
+    {%- set record = run_versions_record() if is_incremental() else none %}
     with versions as (
         {{ retrieval_run_versions() }}
     )
     select versions.run_id, versions.run_version
     from versions
-    {%- if is_incremental() %}
+    {%- if record is not none %}
     where not exists (
-        select 1 from {{ this }} as done
-        where done.run_id = versions.run_id and done.run_version = versions.run_version
+        select 1 from {{ record }} as done
+        where done.model_name = '{{ this.identifier }}'
+            and done.run_id = versions.run_id
+            and done.run_version = versions.run_version
     )
     {%- endif %}
 {% endmacro %}
@@ -148,11 +159,28 @@
 {% endmacro %}
 
 
-{% macro retrieval_drop_vanished_runs() %}
-{#- post-hook of the incremental retrieval models: a run removed from the lake leaves the marts too (a whole build,
-    and every build on Spark, has only the lake's runs). -#}
-{%- if is_incremental() %}
-delete from {{ this }} where run_id not in (select run_id from {{ ref('int_retrieval_runs') }})
+{% macro retrieval_record_runs(versions_sql=none) %}
+{#-
+    post-hook of the incremental run-versioned models (DuckDB; on Spark every build is whole): a run removed from
+    the lake leaves the model too (its rows deleted by run id, so only its row groups are read), then the record
+    finrag_run_versions says which version of every current run the model now holds. `versions_sql`: the model's
+    own select of (run_id, run_version), default retrieval_run_versions().
+-#}
+{%- if execute and target.type == 'duckdb' %}
+    {%- set record = run_versions_record() %}
+    {%- if is_incremental() and record is not none %}
+        {%- set vanished = run_query("select run_id from " ~ record ~ " where model_name = '" ~ this.identifier
+            ~ "' except select run_id from " ~ ref('int_retrieval_runs')).columns[0].values() %}
+        {%- if vanished | length > 0 %}
+delete from {{ this }} where run_id in ({% for r in vanished %}'{{ r | replace("'", "''") }}'{{ ", " if not loop.last }}{% endfor %});
+        {%- endif %}
+    {%- endif %}
+create table if not exists {{ this.incorporate(path={'identifier': 'finrag_run_versions'}) }}
+    (model_name varchar, run_id varchar, run_version varchar);
+delete from {{ this.incorporate(path={'identifier': 'finrag_run_versions'}) }}
+    where model_name = '{{ this.identifier }}';
+insert into {{ this.incorporate(path={'identifier': 'finrag_run_versions'}) }}
+    select '{{ this.identifier }}', run_id, run_version from ({{ versions_sql or retrieval_run_versions() }}) as current_runs;
 {%- endif %}
 {% endmacro %}
 

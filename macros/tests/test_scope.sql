@@ -65,12 +65,20 @@
                 )
         {%- endset -%}
     {%- elif node.config.materialized == 'incremental' and 'run_version' in node.columns -%}
+        {#- the runs the model holds, from the record of their versions (finrag_run_versions: small), not the model -#}
+        {%- set record = adapter.get_relation(database=relation.database, schema=relation.schema,
+                                              identifier='finrag_run_versions') -%}
         {%- set sql -%}
             select distinct 'run_id' as partition_column, built.run_id
+            {%- if record is not none %}
+            from {{ record }} as built
+            where built.model_name = '{{ node.alias }}' and not exists (
+            {%- else %}
             from {{ relation }} as built
             where not exists (
+            {%- endif %}
                 select 1 from {{ state.incorporate(path={'identifier': 'finrag_tested_runs'}) }} as tested
-                where tested.model_name = '{{ node.name }}'
+                where tested.model_name = '{{ node.alias }}'
                     and tested.run_id = built.run_id
                     and tested.run_version = built.run_version
             )
@@ -118,11 +126,18 @@
     {%- endfor -%}
     create or replace table {{ partitions.incorporate(path={'identifier': 'finrag_tested_partitions'}) }} as
         select table_name, partition_value, dataset, n_rows, loaded_at from {{ partitions }};
+    {%- set record = adapter.get_relation(database=target.database, schema=target.schema,
+                                          identifier='finrag_run_versions') %}
     create or replace table {{ partitions.incorporate(path={'identifier': 'finrag_tested_runs'}) }} as
+    {% if record is not none %}
+        {#- what every run-versioned model holds, as its post-hook recorded it (finrag_run_versions: small) -#}
+        select model_name, run_id, run_version from {{ record }}
+    {% else %}
     {% for name, rel in versioned %}
-        select distinct '{{ name }}' as model_name, run_id, run_version from {{ rel }}
+        select distinct '{{ rel.identifier }}' as model_name, run_id, run_version from {{ rel }}
         {{ 'union all' if not loop.last }}
     {% else %}
         select null::varchar as model_name, null::varchar as run_id, null::varchar as run_version where false
-    {% endfor %};
+    {% endfor %}
+    {% endif %};
 {%- endmacro %}

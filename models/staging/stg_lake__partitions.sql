@@ -5,165 +5,37 @@
 
 with partitions as (
 
-    select
-        'documents' as table_name,
-        'load_id' as partition_column,
-        load_id as partition_value,
-        dataset,
-        count(*) as n_rows,
-        max(created_at) as loaded_at
-    from {{ source('lake', 'documents') }}
-    group by load_id, dataset
+    {{ lake_partitions('documents', 'load_id', True) }}
     union all
-    select
-        'pages' as table_name,
-        'load_id' as partition_column,
-        load_id as partition_value,
-        dataset,
-        count(*) as n_rows,
-        max(created_at) as loaded_at
-    from {{ source('lake', 'pages') }}
-    group by load_id, dataset
+    {{ lake_partitions('pages', 'load_id', True) }}
     union all
-    select
-        'chunks' as table_name,
-        'load_id' as partition_column,
-        load_id as partition_value,
-        dataset,
-        count(*) as n_rows,
-        max(created_at) as loaded_at
-    from {{ source('lake', 'chunks') }}
-    group by load_id, dataset
+    {{ lake_partitions('chunks', 'load_id', True) }}
     union all
-    select
-        'questions' as table_name,
-        'load_id' as partition_column,
-        load_id as partition_value,
-        dataset,
-        count(*) as n_rows,
-        max(created_at) as loaded_at
-    from {{ source('lake', 'questions') }}
-    group by load_id, dataset
+    {{ lake_partitions('questions', 'load_id', True) }}
     union all
-    select
-        'evidence' as table_name,
-        'load_id' as partition_column,
-        load_id as partition_value,
-        dataset,
-        count(*) as n_rows,
-        max(created_at) as loaded_at
-    from {{ source('lake', 'evidence') }}
-    group by load_id, dataset
+    {{ lake_partitions('evidence', 'load_id', True) }}
     union all
-    select
-        'qa_inspections' as table_name,
-        'inspection_run_id' as partition_column,
-        inspection_run_id as partition_value,
-        cast(null as string) as dataset,
-        count(*) as n_rows,
-        max(created_at) as loaded_at
-    from {{ source('lake', 'qa_inspections') }}
-    group by inspection_run_id
+    {{ lake_partitions('qa_inspections', 'inspection_run_id', False) }}
     union all
-    select
-        'retrieval_runs' as table_name,
-        'run_id' as partition_column,
-        run_id as partition_value,
-        dataset,
-        count(*) as n_rows,
-        max(created_at) as loaded_at
-    from {{ source('lake', 'retrieval_runs') }}
-    group by run_id, dataset
+    {{ lake_partitions('retrieval_runs', 'run_id', True) }}
     union all
-    select
-        'retrieval_results' as table_name,
-        'run_id' as partition_column,
-        run_id as partition_value,
-        dataset,
-        count(*) as n_rows,
-        max(created_at) as loaded_at
-    from {{ source('lake', 'retrieval_results') }}
-    group by run_id, dataset
+    {{ lake_partitions('retrieval_results', 'run_id', True) }}
     union all
-    select
-        'generation_runs' as table_name,
-        'run_id' as partition_column,
-        run_id as partition_value,
-        dataset,
-        count(*) as n_rows,
-        max(created_at) as loaded_at
-    from {{ source('lake', 'generation_runs') }}
-    group by run_id, dataset
+    {{ lake_partitions('generation_runs', 'run_id', True) }}
     union all
-    select
-        'answers' as table_name,
-        'run_id' as partition_column,
-        run_id as partition_value,
-        cast(null as string) as dataset,
-        count(*) as n_rows,
-        max(created_at) as loaded_at
-    from {{ source('lake', 'answers') }}
-    group by run_id
+    {{ lake_partitions('answers', 'run_id', False) }}
     union all
-    select
-        'judge_runs' as table_name,
-        'judge_run_id' as partition_column,
-        judge_run_id as partition_value,
-        cast(null as string) as dataset,
-        count(*) as n_rows,
-        max(created_at) as loaded_at
-    from {{ source('lake', 'judge_runs') }}
-    group by judge_run_id
+    {{ lake_partitions('judge_runs', 'judge_run_id', False) }}
     union all
-    select
-        'judgments' as table_name,
-        'judge_run_id' as partition_column,
-        judge_run_id as partition_value,
-        cast(null as string) as dataset,
-        count(*) as n_rows,
-        max(created_at) as loaded_at
-    from {{ source('lake', 'judgments') }}
-    group by judge_run_id
+    {{ lake_partitions('judgments', 'judge_run_id', False) }}
     union all
-    select
-        'human_labels' as table_name,
-        'label_set' as partition_column,
-        label_set as partition_value,
-        cast(null as string) as dataset,
-        count(*) as n_rows,
-        max(created_at) as loaded_at
-    from {{ source('lake', 'human_labels') }}
-    group by label_set
+    {{ lake_partitions('human_labels', 'label_set', False) }}
     union all
-    select
-        'llm_calls' as table_name,
-        'batch_id' as partition_column,
-        batch_id as partition_value,
-        cast(null as string) as dataset,
-        count(*) as n_rows,
-        max(created_at) as loaded_at
-    from {{ source('lake', 'llm_calls') }}
-    group by batch_id
+    {{ lake_partitions('llm_calls', 'batch_id', False) }}
     union all
-    select
-        'qa_generation_attempts' as table_name,
-        'generation_run_id' as partition_column,
-        generation_run_id as partition_value,
-        dataset,
-        count(*) as n_rows,
-        max(created_at) as loaded_at
-    from {{ source('lake', 'qa_generation_attempts') }}
-    group by generation_run_id, dataset
+    {{ lake_partitions('qa_generation_attempts', 'generation_run_id', True) }}
     union all
-    select
-        'model_trainings' as table_name,
-        'training_id' as partition_column,
-        training_id as partition_value,
-        dataset,
-        count(*) as n_rows,
-        max(created_at) as loaded_at
-    from {{ source('lake', 'model_trainings') }}
-    group by training_id, dataset
+    {{ lake_partitions('model_trainings', 'training_id', True) }}
 
 )
 

@@ -96,17 +96,10 @@ def staging_sql(c: Contract) -> str:
 
 
 def partitions_sql() -> str:
-    """One row per table x partition x dataset: the lake's own load metadata, read from the partitions themselves."""
-    selects = []
-    for c in CONTRACTS.values():
-        dataset = "dataset" if "dataset" in c.schema else "cast(null as string) as dataset"
-        group = f"{c.partition}, dataset" if "dataset" in c.schema else c.partition
-        selects.append(
-            f"    select\n        '{c.name}' as table_name,\n        '{c.partition}' as partition_column,\n"
-            f"        {c.partition} as partition_value,\n        {dataset},\n"
-            f"        count(*) as n_rows,\n        max(created_at) as loaded_at\n"
-            f"    from {{{{ source('lake', '{c.name}') }}}}\n    group by {group}"
-        )
+    """One row per table x partition (x dataset on Spark): the lake's own load metadata (macro lake_partitions: from
+    the Parquet files' metadata on DuckDB)."""
+    selects = [f"    {{{{ lake_partitions('{c.name}', '{c.partition}', {'dataset' in c.schema}) }}}}"
+               for c in CONTRACTS.values()]
     body = "\n    union all\n".join(selects)
     return (f"-- {HEADER}\n"
             "-- A table: every incremental model reads it to version its runs, so it is computed once per build.\n\n"

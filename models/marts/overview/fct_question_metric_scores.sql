@@ -9,8 +9,9 @@
 -- task matrix and the dashboard's run-vs-run page.
 
 -- Incremental (append): the pre-hook deletes the retrieval rows of runs whose version changed (the run's scores'
--- version and this model's code, so a change to the registry or to this SQL recomputes every run) or that are gone,
--- and every generation and judge row (small: recomputed in every build); the select then adds what is missing.
+-- version and this model's code, so a change to the registry or to this SQL recomputes every run) and every
+-- generation and judge row (small: recomputed in every build); the select adds what is missing; the post-hook
+-- deletes the runs gone from the lake and records the versions the model holds (finrag_run_versions).
 
 -- depends_on: {{ ref('metrics') }}
 
@@ -20,6 +21,7 @@
         incremental_strategy='append',
         on_schema_change='append_new_columns',
         pre_hook="{{ question_metric_scores_delete_stale() }}",
+        post_hook="{{ retrieval_record_runs(question_metric_scores_retrieval_versions()) }}",
     )
 }}
 
@@ -37,13 +39,8 @@ pending_retrieval_runs as (
         runs.dataset
     from retrieval_versions
     inner join {{ ref('int_retrieval_runs') }} as runs using (run_id)
-    {%- if is_incremental() %}
-    -- the pre-hook deleted every stale run: a run still here is current
-    where retrieval_versions.run_id not in (
-        select done.run_id from {{ this }} as done
-        where done.run_kind = 'retrieval'
-    )
-    {%- endif %}
+    -- the runs whose version the model does not hold yet (the pre-hook deleted the stale ones)
+    where {{ question_metric_scores_pending_runs() }}
 
 ),
 

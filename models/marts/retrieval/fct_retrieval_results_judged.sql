@@ -12,7 +12,7 @@
         materialized=incremental_materialization(),
         unique_key='run_id',
         incremental_strategy='delete+insert',
-        post_hook="{{ retrieval_drop_vanished_runs() }}",
+        post_hook="{{ retrieval_record_runs() }}",
     )
 }}
 
