@@ -66,19 +66,26 @@
     {#- the current manifest's entries, kept for the nodes this invocation did not build -#}
     {%- set previous = {} -%}
     {%- set found = run_query("select count(*) from glob('" ~ out ~ "/_manifest.json')") -%}
+    {%- set manifest = "read_json('" ~ out ~ "/_manifest.json', maximum_object_size = 1000000000, columns = "
+        ~ manifest_columns() ~ ")" -%}
     {%- if found.rows[0][0] > 0 -%}
-        {%- set entries = run_query(
-            "select model.name, model.rows, file.name as item, 'file' as kind, file.ordinal from (select unnest(models) as model "
-            ~ "from read_json('" ~ out ~ "/_manifest.json', maximum_object_size = 1000000000)), "
-            ~ "unnest(model.files) with ordinality as file(name, ordinal) union all "
-            ~ "select model.name, model.rows, col.name, 'column', col.ordinal from (select unnest(models) as model "
-            ~ "from read_json('" ~ out ~ "/_manifest.json', maximum_object_size = 1000000000)), "
-            ~ "unnest(model.columns) with ordinality as col(name, ordinal) order by 1, 4, 5") -%}
-        {%- for row in entries.rows -%}
+        {%- set items = run_query(
+            "select model.name, model.rows, item.name, 'file' as kind, item.ordinal, null, null from (select unnest("
+            ~ "models) as model from " ~ manifest ~ "), unnest(model.files) with ordinality as item(name, ordinal) "
+            ~ "union all select model.name, model.rows, item.name, 'column', item.ordinal, null, null from (select "
+            ~ "unnest(models) as model from " ~ manifest ~ "), unnest(model.columns) with ordinality as item(name, "
+            ~ "ordinal) union all select model.name, model.rows, item.run.file, 'run', 0, item.run.run_id, "
+            ~ "item.run.run_version from (select unnest(models) as model from " ~ manifest ~ "), "
+            ~ "unnest(model.runs) as item(run) order by 1, 4, 5") -%}
+        {%- for row in items.rows -%}
             {%- if row[0] not in previous -%}
-                {%- do previous.update({row[0]: {'files': [], 'rows': row[1], 'columns': []}}) -%}
+                {%- do previous.update({row[0]: {'files': [], 'rows': row[1], 'columns': [], 'runs': {}}}) -%}
             {%- endif -%}
-            {%- do previous[row[0]][('files' if row[3] == 'file' else 'columns')].append(row[2]) -%}
+            {%- if row[3] == 'run' -%}
+                {%- do previous[row[0]].runs.update({row[5]: (row[6], row[2])}) -%}
+            {%- else -%}
+                {%- do previous[row[0]][('files' if row[3] == 'file' else 'columns')].append(row[2]) -%}
+            {%- endif -%}
         {%- endfor -%}
     {%- endif -%}
     {%- set present = {} -%}
@@ -90,41 +97,94 @@
         {%- do present[row[0]][0].append(row[1]) -%}
         {%- do present[row[0]][1].append(row[2]) -%}
     {%- endfor -%}
+    {%- set record = adapter.get_relation(database=target.database, schema=target.schema,
+                                          identifier='finrag_run_versions') -%}
 
     {%- set entries = [] -%}
     {%- for node in published_nodes() if node.alias in present -%}
         {%- set kept = previous.get(node.alias) -%}
+        {%- set columns, types = present[node.alias] -%}
+        {%- set same_columns = kept and kept.columns == columns -%}
         {%- set rebuilt = everything or results is none or node.unique_id in built -%}
-        {%- if kept and not rebuilt and kept.columns == present[node.alias][0] -%}
+        {%- set relation = adapter.get_relation(database=target.database, schema=target.schema,
+                                                identifier=node.alias) -%}
+        {%- set select = [] -%}
+        {%- for column in columns -%}
+            {#- a sum of integers is HUGEINT, which Parquet stores as DOUBLE: counts would reach BI tools as floats -#}
+            {%- do select.append(('cast(' ~ adapter.quote(column) ~ ' as bigint) as ' ~ adapter.quote(column))
+                if types[loop.index0] in ('HUGEINT', 'UHUGEINT') else adapter.quote(column)) -%}
+        {%- endfor -%}
+        {%- set per_run = record is not none and node.config.materialized == 'incremental'
+            and 'run_version' in node.columns -%}
+        {%- if same_columns and not rebuilt -%}
             {%- do entries.append({'name': node.alias, 'files': kept.files, 'rows': kept.rows,
-                                   'columns': kept.columns}) -%}
-        {%- else -%}
-            {%- set columns, types = present[node.alias] -%}
-            {%- set file = node.alias ~ '.' ~ invocation_id ~ '.parquet' -%}
-            {%- set select = [] -%}
-            {%- for column in columns -%}
-                {#- a sum of integers is HUGEINT, which Parquet stores as DOUBLE: counts would reach BI tools as
-                    floats -#}
-                {%- do select.append(('cast(' ~ adapter.quote(column) ~ ' as bigint) as ' ~ adapter.quote(column))
-                    if types[loop.index0] in ('HUGEINT', 'UHUGEINT') else adapter.quote(column)) -%}
+                                   'columns': kept.columns, 'runs': kept.runs}) -%}
+        {%- elif per_run -%}
+            {#- a run-versioned model: one file per run; a run whose version the last publishing wrote keeps its
+                file, so adding a run writes that run's rows only -#}
+            {%- set had = kept.runs if same_columns else {} -%}
+            {%- set runs = {} -%}
+            {%- set write = [] -%}
+            {%- for run_id, run_version in run_query("select run_id, run_version from " ~ record
+                ~ " where model_name = '" ~ node.alias ~ "' order by run_id").rows -%}
+                {%- if had.get(run_id) and had[run_id][0] == run_version -%}
+                    {%- do runs.update({run_id: had[run_id]}) -%}
+                {%- else -%}
+                    {%- do write.append(run_id) -%}
+                    {%- do runs.update({run_id: (run_version, none)}) -%}
+                {%- endif -%}
             {%- endfor -%}
-            {%- set relation = adapter.get_relation(database=target.database, schema=target.schema,
-                                                    identifier=node.alias) -%}
+            {%- if write -%}
+                {%- set folder = node.alias ~ '.' ~ invocation_id -%}
+                {%- do run_query("copy (select " ~ select | join(', ') ~ " from " ~ relation ~ " where list_contains("
+                    ~ string_list(write) ~ ", run_id)) to '" ~ out ~ "/" ~ folder ~ "' (format parquet, partition_by "
+                    ~ "(run_id), write_partition_columns true)") -%}
+                {#- the runs' files (a run with no rows has none) -#}
+                {%- if run_query("select count(*) from glob('" ~ out ~ "/" ~ folder ~ "/*/*.parquet')").rows[0][0] -%}
+                    {%- for file, run_id in run_query("select file_name, min(stats_min_value) from parquet_metadata('"
+                        ~ out ~ "/" ~ folder ~ "/*/*.parquet') where path_in_schema = 'run_id' group by file_name"
+                        ).rows -%}
+                        {%- do runs.update({run_id: (runs[run_id][0], file[out | length + 1:])}) -%}
+                    {%- endfor -%}
+                {%- endif -%}
+            {%- endif -%}
+            {#- an empty file with the model's columns, so a reader sees its schema even with no run -#}
+            {%- set reuse = same_columns and kept.files[0].endswith('.schema.parquet') -%}
+            {%- set schema_file = kept.files[0] if reuse else node.alias ~ '.' ~ invocation_id ~ '.schema.parquet' -%}
+            {%- if not reuse -%}
+                {%- do run_query("copy (select " ~ select | join(', ') ~ " from " ~ relation ~ " limit 0) to '" ~ out
+                                 ~ "/" ~ schema_file ~ "' (format parquet)") -%}
+            {%- endif -%}
+            {%- set run_files = {} -%}
+            {%- for run_id, entry in runs.items() if entry[1] -%}
+                {%- do run_files.update({run_id: entry}) -%}
+            {%- endfor -%}
+            {%- do entries.append({'name': node.alias, 'files': [schema_file] + run_files.values() | map(attribute=1)
+                                   | list, 'rows': run_query("select count(*) from " ~ relation).rows[0][0],
+                                   'columns': columns, 'runs': run_files}) -%}
+        {%- else -%}
+            {%- set file = node.alias ~ '.' ~ invocation_id ~ '.parquet' -%}
             {%- do run_query("copy (select " ~ select | join(', ') ~ " from " ~ relation ~ ") to '" ~ out ~ "/"
                              ~ file ~ "' (format parquet)") -%}
             {%- set rows = run_query("select count(*) from " ~ relation).rows[0][0] -%}
-            {%- do entries.append({'name': node.alias, 'files': [file], 'rows': rows, 'columns': columns}) -%}
+            {%- do entries.append({'name': node.alias, 'files': [file], 'rows': rows, 'columns': columns,
+                                   'runs': {}}) -%}
         {%- endif -%}
     {%- endfor -%}
 
     {%- set models = [] -%}
     {%- for e in entries -%}
+        {%- set runs = [] -%}
+        {%- for run_id, entry in e.runs.items() -%}
+            {%- do runs.append("{'run_id': " ~ string_literal(run_id) ~ ", 'run_version': " ~ string_literal(entry[0])
+                ~ ", 'file': " ~ string_literal(entry[1]) ~ "}") -%}
+        {%- endfor -%}
         {%- do models.append("{'name': " ~ string_literal(e.name) ~ ", 'files': " ~ string_list(e.files)
-            ~ ", 'rows': " ~ e.rows ~ "::bigint, 'columns': " ~ string_list(e.columns) ~ "}") -%}
+            ~ ", 'rows': " ~ e.rows ~ "::bigint, 'columns': " ~ string_list(e.columns) ~ ", 'runs': ["
+            ~ runs | join(', ') ~ "]::struct(run_id varchar, run_version varchar, file varchar)[]}") -%}
     {%- endfor -%}
     {%- if found.rows[0][0] > 0 -%}
-        {%- do run_query("copy (select * from read_json('" ~ out ~ "/_manifest.json', maximum_object_size = "
-                         ~ "1000000000)) to '" ~ out ~ "/_manifest.previous.json' (format json)") -%}
+        {%- do run_query("copy (select * from " ~ manifest ~ ") to '" ~ out ~ "/_manifest.previous.json' (format json)") -%}
     {%- endif -%}
     {%- do run_query("copy (select build.build_id, build.built_at, now() as published_at, "
                      ~ "[" ~ models | join(', ') ~ "] as models from (" ~ build_record ~ ") as build) to '"
@@ -132,6 +192,14 @@
     {%- do run_query("copy (" ~ build_record ~ ") to '" ~ out ~ "/_build.json' (format json)") -%}
     {{ log("published " ~ entries | length ~ " marts and seeds to " ~ out, info=false) }}
     {{ return('') }}
+{%- endmacro %}
+
+
+{% macro manifest_columns() -%}
+{#- The manifest's schema, as read_json's columns: one object with the build and every published node. -#}
+    {{ return("{build_id: 'VARCHAR', built_at: 'VARCHAR', published_at: 'VARCHAR', models: 'STRUCT(name VARCHAR, "
+              ~ "files VARCHAR[], \"rows\" BIGINT, columns VARCHAR[], runs STRUCT(run_id VARCHAR, run_version VARCHAR, "
+              ~ "file VARCHAR)[])[]'}") }}
 {%- endmacro %}
 
 

@@ -10,6 +10,10 @@ a build needs. This module is the readers' side and the housekeeping:
 - `prepare`: called by the dbt plugin when dbt starts, creates the exports directory and deletes export files that
   neither the current nor the previous manifest names (and that are older than the current one, so a running
   build's new files are never touched).
+
+A run-versioned model (incremental, with a run_version column) is published one file per run: a build rewrites
+the files of the runs whose version changed and keeps the others, so adding a run to a warehouse of a hundred
+writes that run's rows only; its reader still reads one table (the files, and an empty file holding its columns).
 """
 
 from __future__ import annotations
@@ -30,11 +34,19 @@ BUILD_RECORD_NAME = "_build.json"
 
 
 @dataclass(frozen=True)
+class PublishedRun:
+    run_id: str
+    run_version: str
+    file: str
+
+
+@dataclass(frozen=True)
 class PublishedModel:
     name: str
-    files: list[str]  # relative to the exports directory
-    rows: int
+    files: list[str]  # relative to the exports directory: one file, or a run-versioned model's schema file + a file
+    rows: int         # per run
     columns: list[str]
+    runs: list[PublishedRun]  # a run-versioned model's per-run files (empty for the others)
 
 
 @dataclass(frozen=True)
@@ -68,7 +80,8 @@ def _parse(raw: dict) -> Manifest:
         build_id=raw["build_id"],
         built_at=datetime.fromisoformat(raw["built_at"]),
         published_at=datetime.fromisoformat(raw["published_at"]),
-        models={m["name"]: PublishedModel(m["name"], list(m["files"]), int(m["rows"]), list(m["columns"]))
+        models={m["name"]: PublishedModel(m["name"], list(m["files"]), int(m["rows"]), list(m["columns"]),
+                                          [PublishedRun(**r) for r in m.get("runs") or []])
                 for m in raw["models"]},
     )
 
@@ -119,11 +132,15 @@ def prepare(home: str | os.PathLike[str] | None = None) -> None:
     if referenced is None:
         return
     cutoff = (out / MANIFEST_NAME).stat().st_mtime
-    for entry in out.iterdir():
-        if entry.name.startswith("_") or entry.name in referenced:
+    for path in sorted(out.rglob("*.parquet")):
+        name = path.relative_to(out).as_posix()
+        if name.startswith("_") or name in referenced or path.stat().st_mtime >= cutoff:
             continue
-        if entry.is_file() and entry.suffix == ".parquet" and entry.stat().st_mtime < cutoff:
-            entry.unlink(missing_ok=True)
+        path.unlink(missing_ok=True)
+    # the folders of a run-versioned model's per-run files, once no file in them is named any more
+    for folder in sorted((p for p in out.rglob("*") if p.is_dir()), key=lambda p: len(p.parts), reverse=True):
+        if not any(folder.iterdir()):
+            folder.rmdir()
 
 
 def publish(home: str | os.PathLike[str] | None = None, quiet: bool = True) -> Manifest:
