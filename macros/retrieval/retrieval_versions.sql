@@ -159,6 +159,17 @@
 {% endmacro %}
 
 
+{% macro create_run_versions_record() %}
+{#- on-run-start: the record finrag_run_versions exists before any model runs (created once: two models' post-hooks
+    creating it at once would conflict). -#}
+{%- if execute and target.type == 'duckdb' %}
+create table if not exists {{ api.Relation.create(database=target.database, schema=target.schema,
+                                                  identifier='finrag_run_versions') }}
+    (model_name varchar, run_id varchar, run_version varchar)
+{%- endif %}
+{% endmacro %}
+
+
 {% macro retrieval_record_runs(versions_sql=none) %}
 {#-
     post-hook of the incremental run-versioned models (DuckDB; on Spark every build is whole): a run removed from
@@ -175,8 +186,6 @@
 delete from {{ this }} where run_id in ({% for r in vanished %}'{{ r | replace("'", "''") }}'{{ ", " if not loop.last }}{% endfor %});
         {%- endif %}
     {%- endif %}
-create table if not exists {{ this.incorporate(path={'identifier': 'finrag_run_versions'}) }}
-    (model_name varchar, run_id varchar, run_version varchar);
 delete from {{ this.incorporate(path={'identifier': 'finrag_run_versions'}) }}
     where model_name = '{{ this.identifier }}';
 insert into {{ this.incorporate(path={'identifier': 'finrag_run_versions'}) }}
