@@ -1,8 +1,11 @@
 -- The metric registry (seed `metrics`) holds every metric once; its columns only mean something for some families,
 -- and the readers rely on that: a scale whose max exceeds its min, a not-applicable value off the scale, a
--- score_column for every metric that is a column of a fact (all but the judged ones), granularities only from
--- chunk / page / doc and only for the families that have them, trec_eval names only for retrieval metrics, and the
--- judged-only columns only on judged rows. Returns the rows that break a rule, with the rule.
+-- score_column for every metric that is a column of a fact (all but the judged ones), granularities only from the
+-- retrieval granularities (macros/retrieval/granularities.sql) and only for the families that have them, trec_eval
+-- names only for retrieval metrics, and the judged-only columns only on judged rows. Returns the rows that break a
+-- rule, with the rule.
+
+{%- set known_granularities = "'" ~ retrieval_granularities() | join("', '") ~ "'" %}
 
 with metrics as (
 
@@ -58,7 +61,7 @@ broken as (
         metric,
         'unknown granularity ' || granularity as rule
     from granularity_values
-    where granularity not in ('chunk', 'page', 'doc')
+    where granularity not in ({{ known_granularities }})
 
     union all
 
