@@ -1,7 +1,7 @@
 """FinRAG Warehouse dashboard: `finrag dashboard` (or `make dashboard`) serves it.
 
-Reads only Parquet (the marts `finrag build` publishes under <home>/exports/marts, and the lake), never the DuckDB
-file: `dbt build` can run while it serves. One page per file under views/; the url paths are the ones the dbt
+Reads only Parquet (the marts `finrag build` publishes under <home>/exports/marts), never the DuckDB file nor the
+lake: `dbt build` can run while it serves. One page per file under views/; the url paths are the ones the dbt
 exposures (models/marts/_dashboard__exposures.yml) name."""
 
 from __future__ import annotations

@@ -1,12 +1,17 @@
 """The dashboard's data: pure functions from a warehouse home (and filters) to Polars frames.
 
-They read only Parquet: the marts published under <home>/exports/marts (python_jobs/warehouse/publishing.py) and, for
-the row-level artifacts no mart carries (retrieved chunks, answer texts), the lake's own partitions; and the JSON
-results of the landing validations under <home>/gx (the overview's counts). Each query runs on
-its own in-memory DuckDB connection that is closed at once; the warehouse file is never opened, so the dashboard
-can never hold the lock `dbt build` needs. A function returns None when a mart it needs is not published yet (the
-page then says "no data yet"); metrics are never recomputed here, only selected, pivoted and joined. Which metrics
-exist, their labels, order and granularities come from the metric registry (dim_metrics), never from a list here.
+The dashboard only reads. Every function here is a `select ... from <mart> where ... order by ...` over the marts
+dbt publishes under <home>/exports/marts (the files one manifest names: python_jobs/warehouse/publishing.py), the
+same published state `finrag sql`, `report`, `compare` and `ls` read - no join, no aggregate, no window, no rule of
+its own (a threshold, a direction, a granularity order, a list of slice dimensions) and no read of the lake: what a
+page needs is a mart (models/marts/, e.g. dim_runs, mart_run_pair_questions, the drill-down marts), and
+tests/unit/test_dashboard_reads_only.py parses every query here to keep it so. Pivoting a long frame into one
+column per metric, in the registry's order, is display. Besides the marts, the overview reads the stored results of
+the landing validations under <home>/gx (Great Expectations' own store, not the lake).
+
+Each query runs on its own in-memory DuckDB connection that is closed at once; the warehouse file is never opened,
+so the dashboard can never hold the lock `dbt build` needs. A function returns None when a mart it needs is not
+published yet (the page then says why, data.diagnose).
 """
 
 from __future__ import annotations
@@ -19,13 +24,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from python_jobs.core.rules import GRANULARITIES
-
 EXPORTS = Path("exports") / "marts"
-
-# what "flipped" means on the run-vs-run page: the question passes (value >= threshold) in one run and not in the
-# other; scores are all in [0, 1], so 0.5 is the default (0/1 metrics: hit vs miss; judged correctness: correct vs not)
-DEFAULT_FLIP_THRESHOLD = 0.5
 
 
 def home_path(home: str | os.PathLike[str] | None = None) -> Path:
@@ -53,11 +52,6 @@ def publishing_problem(home: Path) -> str | None:
     except PublishError as exc:
         return str(exc)
     return None
-
-
-def has_mart(home: Path, name: str) -> bool:
-    tables = published(home)
-    return tables is not None and name in tables
 
 
 def landing_validations(home: Path) -> dict[str, Any]:
@@ -91,24 +85,17 @@ def _literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def query(home: Path, sql: str, params: Sequence[object] | None = None, marts: Iterable[str] = (),
-          lake: Iterable[str] = ()) -> pl.DataFrame | None:
-    """Run `sql` over views named after the marts (their Parquet exports) and `lake_<table>` (the lake's
-    partitions). None when a mart is not published or a lake table does not exist."""
+def query(home: Path, sql: str, params: Sequence[object] | None = None,
+          marts: Iterable[str] = ()) -> pl.DataFrame | None:
+    """Run `sql` over views named after the marts (the Parquet files the published manifest names). None when a
+    mart is not published (or the published state is stale)."""
     views: list[str] = []
-    tables = published(home) if marts else {}
+    tables = published(home)
     for name in marts:
         if tables is None or name not in tables:
             return None
         paths = ", ".join(_literal(str(f)) for f in tables[name])
         views.append(f'create view "{name}" as select * from read_parquet([{paths}], union_by_name = true)')
-    for table in lake:
-        folder = home / "lake" / table
-        if not any(folder.glob("*/*.parquet")):
-            return None
-        # hive_partitioning off: the partition column is stored in the files themselves
-        views.append(f'create view "lake_{table}" as select * from read_parquet('
-                     f'{_literal(str(folder / "*" / "*.parquet"))}, union_by_name = true, hive_partitioning = false)')
     con = duckdb.connect(":memory:")
     try:
         for view in views:
@@ -125,9 +112,13 @@ def _in_list(column: str, values: Sequence[str] | None) -> tuple[str, list[str]]
     return f"{column} in ({', '.join('?' for _ in values)})", list(values)
 
 
+def _column(frame: pl.DataFrame | None, name: str) -> list[Any]:
+    return [] if frame is None else frame[name].to_list()
+
+
 def _pivot_metrics(long: pl.DataFrame, index: list[str], metrics: Sequence[str]) -> pl.DataFrame:
     """Long (index..., metric, mean) rows as one row per index with a column per metric, in the given order (a
-    metric without a value is a null column)."""
+    metric without a value is a null column): display, the values are the mart's."""
     if long.is_empty():
         return long.select(index).with_columns(pl.lit(None, pl.Float64).alias(m) for m in metrics)
     wide = long.pivot(on="metric", index=index, values="mean", aggregate_function="first")
@@ -138,49 +129,65 @@ def _pivot_metrics(long: pl.DataFrame, index: list[str], metrics: Sequence[str])
 # ---------------------------------------------------------------------------------------------------- metrics
 
 def metric_registry(home: Path) -> pl.DataFrame | None:
-    """Every metric (dim_metrics, the published seed `metrics`): family, label, direction, scale, granularities,
-    trec_eval names, in display order."""
+    """Every metric (dim_metrics, the published seed `metrics`): family, label, direction, pass threshold, scale,
+    granularities, trec_eval names, in display order."""
     return query(home, "select * from dim_metrics order by display_order", marts=["dim_metrics"])
 
 
 def metric_names(home: Path, family: str) -> list[str]:
     """The registry's metrics of one family (retrieval, lexical, evidence_overlap, judged), in display order."""
-    registry = metric_registry(home)
-    return [] if registry is None else registry.filter(pl.col("family") == family)["metric"].to_list()
+    return _column(query(home, "select metric from dim_metrics where family = ? order by display_order", [family],
+                         marts=["dim_metrics"]), "metric")
 
 
 def metric_granularities(home: Path, metric: str) -> list[str]:
     """The granularities a metric exists at (doc_rec: doc only), as the registry lists them."""
-    registry = metric_registry(home)
-    if registry is None:
-        return []
-    found = registry.filter(pl.col("metric") == metric)["granularities"].to_list()
+    found = _column(query(home, "select granularities from dim_metrics where metric = ?", [metric],
+                          marts=["dim_metrics"]), "granularities")
     return list(found[0] or []) if found else []
 
 
 def own_granularity_metrics(home: Path) -> list[tuple[str, str, str]]:
     """(metric, granularity, label) of the retrieval metrics that exist at one granularity only (the retrieval-gap
     study's DocRec at doc and PageRec at page): shown at their own granularity whatever the page's choice."""
-    registry = metric_registry(home)
-    if registry is None:
-        return []
-    own = registry.filter((pl.col("family") == "retrieval") & (pl.col("granularities").list.len() == 1))
-    return [(r["metric"], r["granularities"][0], r["label"]) for r in own.iter_rows(named=True)]
+    frame = query(home, """
+        select metric, granularities[1] as granularity, label
+        from dim_metrics
+        where family = 'retrieval' and len(granularities) = 1
+        order by display_order
+    """, marts=["dim_metrics"])
+    return [] if frame is None else [tuple(r) for r in frame.rows()]
 
 
-# ---------------------------------------------------------------------------------------------------- leaderboard
+def granularities(home: Path) -> list[str]:
+    """Every retrieval granularity, finest first (dim_granularities)."""
+    return _column(query(home, "select granularity from dim_granularities order by display_order",
+                         marts=["dim_granularities"]), "granularity")
 
-# granularities from the finest to the coarsest (the rules' order): the leaderboard's default is the finest with data
 
+def slice_dimensions(home: Path, question_columns_only: bool = False) -> list[str]:
+    """The slice dimensions of the by-slice marts, in display order (dim_slice_dimensions); question_columns_only:
+    without the crossed ones (topic_x_task), which only the retrieval slices have."""
+    return _column(query(home, """
+        select dimension from dim_slice_dimensions
+        where question_column or not ?
+        order by display_order
+    """, [question_columns_only], marts=["dim_slice_dimensions"]), "dimension")
+
+
+def slice_dimension_labels(home: Path) -> dict[str, str]:
+    frame = query(home, "select dimension, label from dim_slice_dimensions order by display_order",
+                  marts=["dim_slice_dimensions"])
+    return {} if frame is None else dict(frame.rows())
+
+
+# ---------------------------------------------------------------------------------------------------- runs
 
 def run_labels(home: Path) -> dict[str, str]:
     """run id -> a label that says what the run is (retriever, condition, k, split, embedder; an answer run's mode,
-    model and retrieval run; a judge run's model and answer run): python_jobs/warehouse/inventory.py, from the
-    lake's run tables. Empty when the home has no lake."""
-    from python_jobs.warehouse import inventory
-
-    lake = inventory.existing_lake(home)
-    return {} if lake is None else inventory.run_labels(lake)
+    model and retrieval run; a judge run's model and answer run): dim_runs. Empty before a build publishes it."""
+    frame = query(home, "select run_id, label from dim_runs", marts=["dim_runs"])
+    return {} if frame is None else dict(frame.rows())
 
 
 def run_label(labels: dict[str, str], run_id: str) -> str:
@@ -189,109 +196,119 @@ def run_label(labels: dict[str, str], run_id: str) -> str:
     return f"{label}  ({run_id})" if label else run_id
 
 
-def datasets(home: Path) -> list[str]:
-    found: set[str] = set()
-    for mart in ("mart_retrieval_leaderboard", "mart_generation_leaderboard", "mart_judge_leaderboard"):
-        frame = query(home, f"select distinct dataset from {mart} where dataset is not null", marts=[mart])
-        if frame is not None:
-            found.update(frame["dataset"].to_list())
-    return sorted(found)
+def all_runs(home: Path) -> pl.DataFrame | None:
+    """Every run, newest first: kind, run id, dataset, label, created_at (dim_runs; what `finrag ls` prints)."""
+    return query(home, """
+        select kind, run_id, dataset, label, created_at
+        from dim_runs
+        order by created_at desc nulls last, run_id
+    """, marts=["dim_runs"])
 
+
+def run_parents(home: Path) -> dict[str, list[str]]:
+    """run id -> the runs it was made from (dim_runs: an answer run's retrieval run; a judge run's answer run and
+    that answer run's retrieval run), so a link naming a judge run also shows the runs behind it."""
+    frame = query(home, "select run_id, answer_run_id, retrieval_run_id from dim_runs", marts=["dim_runs"])
+    return {} if frame is None else {run: [p for p in parents if p] for run, *parents in frame.rows()}
+
+
+def with_ancestors(parents: dict[str, list[str]], runs: Iterable[str]) -> list[str]:
+    """The runs and every run they were made from, in order, each once."""
+    out: list[str] = []
+    todo = list(runs)
+    while todo:
+        run = todo.pop(0)
+        if run and run not in out:
+            out.append(run)
+            todo.extend(parents.get(run, []))
+    return out
+
+
+def datasets(home: Path) -> list[str]:
+    """Every dataset the last build saw (mart_datasets)."""
+    return _column(query(home, "select dataset from mart_datasets order by dataset", marts=["mart_datasets"]),
+                   "dataset")
+
+
+def dataset_counts(home: Path) -> pl.DataFrame | None:
+    """What the warehouse holds per dataset (mart_datasets, what `finrag ls` prints): questions and how many have
+    reference answers, documents, pages, chunks, retrieval / answer / judge runs. None before a build publishes it."""
+    return query(home, "select * from mart_datasets order by dataset", marts=["mart_datasets"])
+
+
+# ---------------------------------------------------------------------------------------------------- leaderboard
 
 def retrieval_ks(home: Path) -> list[int]:
-    frame = query(home, "select distinct k from mart_retrieval_leaderboard order by k",
-                  marts=["mart_retrieval_leaderboard"])
-    return [] if frame is None else frame["k"].to_list()
+    return _column(query(home, "select distinct k from mart_retrieval_board order by k",
+                         marts=["mart_retrieval_board"]), "k")
 
 
 def retrieval_granularities(home: Path, datasets_: Sequence[str] | None = None) -> list[str]:
     """The granularities at which the multi-granularity retrieval metrics (MAP, nDCG, ...) have a scored run in
-    these datasets, finest first: a BEIR dataset has no pages, so it has chunk and doc only."""
+    these datasets, finest first (mart_retrieval_board's board granularities): a BEIR dataset has no pages, so it
+    has chunk and doc only."""
     where, params = _in_list("dataset", datasets_)
-    frame = query(home, f"""
-        select distinct board.granularity
-        from mart_retrieval_leaderboard as board
-        inner join dim_metrics using (metric)
-        where len(dim_metrics.granularities) > 1 and board.mean is not null and {where}
-    """, params, marts=["mart_retrieval_leaderboard", "dim_metrics"])
-    found = set() if frame is None else set(frame["granularity"].to_list())
-    return [g for g in GRANULARITIES if g in found] + sorted(found - set(GRANULARITIES))
+    return _column(query(home, f"""
+        select distinct granularity, granularity_order
+        from mart_retrieval_board
+        where {where}
+        order by granularity_order
+    """, params, marts=["mart_retrieval_board"]), "granularity")
 
 
 def retrieval_metric_by_k(home: Path, metric: str, granularity: str,
                           datasets_: Sequence[str] | None = None) -> pl.DataFrame | None:
-    """Each run's mean of one metric at every k the mart holds (k = 0, the whole ranking, left out): the
-    metric-vs-k curves. A one-granularity metric (doc_rec, page_rec) at its own granularity."""
+    """Each run's mean of one metric at every k the board holds (k = 0, the whole ranking, left out) on the
+    `granularity` board (a one-granularity metric, doc_rec or page_rec, is at its own there): the metric-vs-k
+    curves."""
     where, params = _in_list("dataset", datasets_)
     return query(home, f"""
-        select board.run_id, board.k, board.mean, board.n_questions
-        from mart_retrieval_leaderboard as board
-        inner join dim_metrics using (metric)
-        where board.metric = ? and board.k > 0 and {where}
-            and board.granularity = case when len(dim_metrics.granularities) = 1
-                                         then dim_metrics.granularities[1] else ? end
-        order by board.run_id, board.k
-    """, [metric, *params, granularity], marts=["mart_retrieval_leaderboard", "dim_metrics"])
+        select run_id, k, mean, n_questions, metric_granularity
+        from mart_retrieval_board
+        where metric = ? and granularity = ? and k > 0 and {where}
+        order by run_id, k
+    """, [metric, granularity, *params], marts=["mart_retrieval_board"])
+
+
+def board_metric_granularity(home: Path, metric: str, granularity: str) -> str | None:
+    """The granularity a metric's values are at on the `granularity` board (its own for doc_rec and page_rec);
+    None when no run has it there."""
+    found = _column(query(home, """
+        select distinct metric_granularity from mart_retrieval_board
+        where metric = ? and granularity = ?
+        order by metric_granularity
+    """, [metric, granularity], marts=["mart_retrieval_board"]), "metric_granularity")
+    return found[0] if found else None
 
 
 def compared_to(home: Path, leader: str, metric: str, granularity: str | None,
                 k: int | None) -> pl.DataFrame | None:
-    """mart_run_comparison's pairs of `leader` with any other run on one metric, oriented as run − leader:
-    run_id, n_questions, delta, ci_low, ci_high, p_randomization (the mart may hold a pair either way, or both)."""
+    """mart_run_comparison's pairs of `leader` (as run A) with any other run on one metric, so delta is run − leader:
+    run_id, n_questions, delta, ci_low, ci_high, p_randomization."""
     return query(home, """
-        with pairs as (
-            select * from mart_run_comparison
-            where metric = ? and granularity is not distinct from ? and k is not distinct from ?
-        ),
-        oriented as (
-            select run_b as run_id, 1 as orientation, n_questions, delta, ci_low, ci_high, p_randomization
-            from pairs where run_a = ?
-            union all
-            select run_a as run_id, 2 as orientation, n_questions, -delta as delta, -ci_high as ci_low,
-                   -ci_low as ci_high, p_randomization
-            from pairs where run_b = ?
-        )
-        -- a pair the mart holds both ways once: leader as A first
-        select run_id, n_questions, delta, ci_low, ci_high, p_randomization
-        from oriented
-        qualify row_number() over (partition by run_id order by orientation) = 1
-    """, [metric, granularity, k, leader, leader], marts=["mart_run_comparison"])
+        select run_b as run_id, n_questions, delta, ci_low, ci_high, p_randomization
+        from mart_run_comparison
+        where run_a = ? and metric = ? and granularity is not distinct from ? and k is not distinct from ?
+        order by run_b
+    """, [leader, metric, granularity, k], marts=["mart_run_comparison"])
 
 
 def retrieval_leaderboard(home: Path, k: int, granularity: str = "page",
                           datasets_: Sequence[str] | None = None) -> pl.DataFrame | None:
-    """One row per retrieval run with a column per retrieval metric of the registry (dim_metrics, in its display
-    order), each metric's mean@k straight from mart_retrieval_leaderboard: a metric that exists at one granularity
-    only (doc_rec at doc, page_rec at page) at its own, every other one at `granularity`."""
+    """One row per retrieval run with a column per retrieval metric of the registry (in its display order), each
+    metric's mean@k on the `granularity` board of mart_retrieval_board (a metric that exists at one granularity only,
+    doc_rec at doc and page_rec at page, at its own)."""
     where, params = _in_list("dataset", datasets_)
     long = query(home, f"""
-        with board as (
-            select * from mart_retrieval_leaderboard where k = ? and {where}
-        ),
-        runs as (
-            select run_id, dataset, retriever, condition, max(n_questions) as n_questions
-            from board
-            group by run_id, dataset, retriever, condition
-        ),
-        shown as (
-            select metric, case when len(granularities) = 1 then granularities[1] else ? end as granularity
-            from dim_metrics
-            where family = 'retrieval'
-        ),
-        cells as (
-            select board.run_id, board.metric, board.mean
-            from board
-            inner join shown on shown.metric = board.metric and shown.granularity = board.granularity
-        )
-        select runs.*, cells.metric, cells.mean
-        from runs
-        inner join cells using (run_id)
-    """, [k, *params, granularity], marts=["mart_retrieval_leaderboard", "dim_metrics"])
+        select run_id, dataset, retriever, condition, run_n_questions as n_questions, metric, mean
+        from mart_retrieval_board
+        where k = ? and granularity = ? and {where}
+        order by dataset, condition, retriever, run_id, metric_display_order
+    """, [k, granularity, *params], marts=["mart_retrieval_board"])
     if long is None:
         return None
-    board = _pivot_metrics(long, ["run_id", "dataset", "retriever", "condition", "n_questions"],
-                           metric_names(home, "retrieval"))
-    return board.sort("dataset", "condition", "retriever", "run_id", nulls_last=True)
+    return _pivot_metrics(long, ["run_id", "dataset", "retriever", "condition", "n_questions"],
+                          metric_names(home, "retrieval"))
 
 
 def generation_leaderboard(home: Path, datasets_: Sequence[str] | None = None) -> pl.DataFrame | None:
@@ -300,31 +317,49 @@ def generation_leaderboard(home: Path, datasets_: Sequence[str] | None = None) -
     gold)."""
     where, params = _in_list("dataset", datasets_)
     long = query(home, f"""
-        select run_id, dataset, model, eval_mode, retrieval_run_id, n_questions, n_failed, metric, mean,
-               cast(n as bigint) as n
+        select run_id, dataset, model, eval_mode, retrieval_run_id, n_questions, n_failed, metric, mean, n
         from mart_generation_leaderboard
         where {where}
-    """, params, marts=["mart_generation_leaderboard", "dim_metrics"])
+        order by dataset, eval_mode, run_id
+    """, params, marts=["mart_generation_leaderboard"])
     if long is None:
         return None
     index = ["run_id", "dataset", "model", "eval_mode", "retrieval_run_id", "n_questions", "n_failed"]
     metrics = metric_names(home, "lexical")
-    board = _pivot_metrics(long.drop("n"), index, metrics)
-    counts = _pivot_metrics(long.select("run_id", "metric", pl.col("n").alias("mean")), ["run_id"], metrics)
-    counts = counts.rename({m: f"n_{m}" for m in metrics})
-    return board.join(counts, on="run_id", how="left").sort("dataset", "eval_mode", "run_id", nulls_last=True)
+    if long.is_empty():
+        return long.select(index).with_columns(
+            *(pl.lit(None, pl.Float64).alias(m) for m in metrics), *(pl.lit(None, pl.Int64).alias(f"n_{m}")
+                                                                      for m in metrics))
+    # one pivot of both values: mean_<metric> and n_<metric> columns; a metric without a row is a null column
+    wide = long.pivot(on="metric", index=index, values=["mean", "n"], aggregate_function="first")
+    wide = wide.with_columns(*(pl.lit(None, pl.Float64).alias(f"mean_{m}") for m in metrics
+                               if f"mean_{m}" not in wide.columns),
+                             *(pl.lit(None, pl.Int64).alias(f"n_{m}") for m in metrics if f"n_{m}" not in wide.columns))
+    return wide.select(*index, *(pl.col(f"mean_{m}").alias(m) for m in metrics), *(f"n_{m}" for m in metrics))
 
 
 def judge_leaderboard(home: Path, datasets_: Sequence[str] | None = None) -> pl.DataFrame | None:
-    """Long: judge run x metric with mean and the ok / not applicable / failed counts (mart_judge_leaderboard)."""
+    """Long: judge run x metric with mean and the ok / not applicable / failed counts, and whether every judgment
+    failed with the first error (mart_judge_leaderboard)."""
     where, params = _in_list("dataset", datasets_)
     return query(home, f"""
-        select judge_run_id, answer_run_id, judge_model, answer_model, eval_mode, dataset, metric, mean,
-               cast(n_ok as bigint) as n_ok, cast(n_not_applicable as bigint) as n_not_applicable,
-               cast(n_failed as bigint) as n_failed
+        select judge_run_id, answer_run_id, judge_model, answer_model, eval_mode, dataset, metric, mean, n_ok,
+               n_not_applicable, n_failed, all_failed, first_error
         from mart_judge_leaderboard
         where {where}
         order by dataset, judge_run_id, metric
+    """, params, marts=["mart_judge_leaderboard"])
+
+
+def judgment_failures(home: Path, datasets_: Sequence[str] | None = None) -> pl.DataFrame | None:
+    """The judge runs and metrics whose every judgment failed (mart_judge_leaderboard.all_failed: no mean to show),
+    with their counts and first error."""
+    where, params = _in_list("dataset", datasets_)
+    return query(home, f"""
+        select judge_run_id, answer_run_id, metric, n_ok, n_failed, first_error
+        from mart_judge_leaderboard
+        where all_failed and {where}
+        order by judge_run_id, metric
     """, params, marts=["mart_judge_leaderboard"])
 
 
@@ -337,6 +372,13 @@ def matrix_options(home: Path) -> pl.DataFrame | None:
         from mart_topic_task_matrix
         order by run_kind, run_id, metric, granularity, k
     """, marts=["mart_topic_task_matrix"])
+
+
+def matrix_topic_levels(home: Path, run_id: str) -> list[int]:
+    """The topic levels the matrix has cells at for one run."""
+    return _column(query(home, """
+        select distinct topic_level from mart_topic_task_matrix where run_id = ? order by topic_level
+    """, [run_id], marts=["mart_topic_task_matrix"]), "topic_level")
 
 
 def topic_task_matrix(home: Path, run_id: str, metric: str, granularity: str | None, k: int | None,
@@ -354,53 +396,31 @@ def topic_task_matrix(home: Path, run_id: str, metric: str, granularity: str | N
 
 def retrieval_runs(home: Path) -> pl.DataFrame | None:
     return query(home, """
-        select distinct run_id, dataset, retriever, condition
-        from mart_retrieval_leaderboard order by dataset, condition, retriever, run_id
-    """, marts=["mart_retrieval_leaderboard"])
+        select run_id, dataset, retriever, condition from dim_runs
+        where kind = 'retrieval'
+        order by dataset, condition, retriever, run_id
+    """, marts=["dim_runs"])
 
 
 def retrieval_slices(home: Path, run_id: str, dimension: str, metric: str, granularity: str,
                      k: int) -> pl.DataFrame | None:
     """The run's means by slice value, and beside them its Oracle-Doc / Oracle-Page counterparts' means on the same
-    slice (the counterparts are the ones mart_oracle_gap pairs with the run)."""
+    slice (mart_retrieval_slices_with_oracle: the counterparts mart_oracle_gap pairs with the run)."""
     return query(home, """
-        with counterparts as (
-            select any_value(oracle_doc_run_id) as oracle_doc_run_id,
-                   any_value(oracle_page_run_id) as oracle_page_run_id
-            from mart_oracle_gap where run_id = ?
-        ),
-        slices as (
-            select run_id, dimension_value, mean, n_questions
-            from mart_retrieval_by_slice
-            where dimension = ? and metric = ? and granularity = ? and k = ?
-        )
-        select
-            run_slices.dimension_value as value,
-            run_slices.mean,
-            run_slices.n_questions,
-            oracle_doc.mean as oracle_doc_mean,
-            oracle_page.mean as oracle_page_mean
-        from slices as run_slices
-        left join counterparts on true
-        left join slices as oracle_doc
-            on oracle_doc.run_id = counterparts.oracle_doc_run_id
-            and oracle_doc.dimension_value = run_slices.dimension_value
-        left join slices as oracle_page
-            on oracle_page.run_id = counterparts.oracle_page_run_id
-            and oracle_page.dimension_value = run_slices.dimension_value
-        where run_slices.run_id = ?
-        order by value
-    """, [run_id, dimension, metric, granularity, k, run_id], marts=["mart_retrieval_by_slice", "mart_oracle_gap"])
+        select dimension_value as value, mean, n_questions, oracle_doc_mean, oracle_page_mean
+        from mart_retrieval_slices_with_oracle
+        where run_id = ? and dimension = ? and metric = ? and granularity = ? and k = ?
+        order by dimension_value
+    """, [run_id, dimension, metric, granularity, k], marts=["mart_retrieval_slices_with_oracle"])
 
 
 def runs_with_oracle_counterparts(home: Path) -> list[str]:
     """Full-corpus runs that mart_oracle_gap pairs with an Oracle-Doc or Oracle-Page run."""
-    frame = query(home, """
+    return _column(query(home, """
         select distinct run_id from mart_oracle_gap
         where oracle_doc_run_id is not null or oracle_page_run_id is not null
         order by run_id
-    """, marts=["mart_oracle_gap"])
-    return [] if frame is None else frame["run_id"].to_list()
+    """, marts=["mart_oracle_gap"]), "run_id")
 
 
 def oracle_gap(home: Path, run_id: str, metric: str, granularity: str, k: int) -> pl.DataFrame | None:
@@ -414,9 +434,10 @@ def oracle_gap(home: Path, run_id: str, metric: str, granularity: str, k: int) -
 
 def generation_runs(home: Path) -> pl.DataFrame | None:
     return query(home, """
-        select distinct run_id, dataset, model, eval_mode
-        from mart_generation_leaderboard order by dataset, eval_mode, run_id
-    """, marts=["mart_generation_leaderboard"])
+        select run_id, dataset, model, eval_mode from dim_runs
+        where kind = 'answer'
+        order by dataset, eval_mode, run_id
+    """, marts=["dim_runs"])
 
 
 def generation_slices(home: Path, run_id: str, dimension: str, metric: str) -> pl.DataFrame | None:
@@ -430,66 +451,44 @@ def generation_slices(home: Path, run_id: str, dimension: str, metric: str) -> p
 
 # ---------------------------------------------------------------------------------------------------- run vs run
 
-def comparable_metrics(home: Path) -> pl.DataFrame | None:
-    """Every (run, kind, dataset, metric, granularity, k) with per-question scores."""
+def compared_pairs(home: Path) -> pl.DataFrame | None:
+    """Every (run A, run B, metric, granularity, k) mart_run_comparison compares (each pair in both orders), with
+    both runs' kind and dataset, in the registry's metric order."""
     return query(home, """
-        select distinct run_id, run_kind, dataset, metric, granularity, k
-        from fct_question_metric_scores
-        order by run_kind, run_id, metric, granularity, k
-    """, marts=["fct_question_metric_scores"])
+        select run_a, run_b, run_kind, dataset, metric, granularity, k
+        from mart_run_comparison
+        order by run_kind, run_a, run_b, metric_display_order, granularity, k
+    """, marts=["mart_run_comparison"])
 
 
-def run_vs_run(home: Path, run_a: str, run_b: str, metric: str, granularity: str | None, k: int | None,
-               threshold: float = DEFAULT_FLIP_THRESHOLD) -> pl.DataFrame | None:
-    """Per question scored by both runs: value_a, value_b, diff (b - a), and `flipped`: passes (value >= threshold)
-    in exactly one of the two runs. Question texts from dim_questions. Sorted: flips first, then by |diff|."""
+def run_vs_run(home: Path, run_a: str, run_b: str, metric: str, granularity: str | None,
+               k: int | None) -> pl.DataFrame | None:
+    """mart_run_pair_questions' rows of one pair and metric: per question both runs scored, value_a, value_b, diff
+    (b − a), B's outcome in the metric's direction (win / loss / tie), whether each run passes the metric's pass
+    threshold in its direction (passes_a, passes_b), flipped and passes_in ('a only' / 'b only'), and the
+    question's text. Flips first, then by |diff|."""
     return query(home, """
-        with scores as (
-            select run_id, question_id, value
-            from fct_question_metric_scores
-            where metric = ? and granularity is not distinct from ? and k is not distinct from ?
-        ),
-        paired as (
-            select a.question_id, a.value as value_a, b.value as value_b
-            from scores as a
-            inner join scores as b on b.question_id = a.question_id
-            where a.run_id = ? and b.run_id = ?
-        )
-        select
-            paired.question_id,
-            dim_questions.question,
-            paired.value_a,
-            paired.value_b,
-            paired.value_b - paired.value_a as diff,
-            (paired.value_a >= ?) <> (paired.value_b >= ?) as flipped,
-            case
-                when paired.value_b >= ? and paired.value_a < ? then 'b only'
-                when paired.value_a >= ? and paired.value_b < ? then 'a only'
-            end as passes_in
-        from paired
-        left join dim_questions using (question_id)
-        order by flipped desc, abs(paired.value_b - paired.value_a) desc, paired.question_id
-    """, [metric, granularity, k, run_a, run_b, *([threshold] * 6)],
-        marts=["fct_question_metric_scores", "dim_questions"])
+        select question_id, question, value_a, value_b, diff, outcome, passes_a, passes_b, flipped, passes_in,
+               pass_threshold, higher_is_better, dataset
+        from mart_run_pair_questions
+        where run_a = ? and run_b = ? and metric = ? and granularity is not distinct from ?
+            and k is not distinct from ?
+        order by flipped desc, abs(diff) desc, question_id
+    """, [run_a, run_b, metric, granularity, k], marts=["mart_run_pair_questions"])
 
 
 def run_comparison(home: Path, run_a: str, run_b: str, granularity: str | None,
                    k: int | None) -> pl.DataFrame | None:
     """mart_run_comparison's rows for (run_a, run_b): every metric of the pair at this granularity and k (retrieval)
     or the lexical / judged metrics (no granularity), in the registry's display order. None before a build
-    publishes the mart; empty when the mart does not compare the pair (see var run_comparison_max_runs)."""
+    publishes the mart; empty when the mart does not compare the pair (int_run_pairs)."""
     return query(home, """
-        select
-            comparison.metric, comparison.n_questions, comparison.mean_a, comparison.mean_b, comparison.delta,
-            comparison.ci_low, comparison.ci_high, comparison.p_ttest, comparison.p_randomization,
-            comparison.p_holm, comparison.wins, comparison.ties, comparison.losses,
-            comparison.n_not_ok_a, comparison.n_not_ok_b
-        from mart_run_comparison as comparison
-        left join dim_metrics using (metric)
-        where comparison.run_a = ? and comparison.run_b = ?
-            and comparison.granularity is not distinct from ? and comparison.k is not distinct from ?
-        order by dim_metrics.display_order, comparison.metric
-    """, [run_a, run_b, granularity, k], marts=["mart_run_comparison", "dim_metrics"])
+        select metric, n_questions, mean_a, mean_b, delta, ci_low, ci_high, p_ttest, p_randomization, p_holm, wins,
+               ties, losses, n_not_ok_a, n_not_ok_b
+        from mart_run_comparison
+        where run_a = ? and run_b = ? and granularity is not distinct from ? and k is not distinct from ?
+        order by metric_display_order, metric
+    """, [run_a, run_b, granularity, k], marts=["mart_run_comparison"])
 
 
 # ---------------------------------------------------------------------------------------------------- judge agreement
@@ -513,22 +512,30 @@ def judge_confusion(home: Path, agreement_row: dict[str, Any]) -> pl.DataFrame |
     """, [agreement_row[key] for key in AGREEMENT_KEYS], marts=["mart_judge_confusion"])
 
 
+def judge_disagreements(home: Path, judge_run_id: str, metric: str, label_set: str) -> pl.DataFrame | None:
+    """The questions where one judge run's class differs from the human label's (mart_judge_disagreements): question,
+    judge and human class and raw scores, the dataset and answer run (for the drill-down), the question's text."""
+    return query(home, """
+        select question_id, dataset, answer_run_id, judge_class, human_class, judge_raw_score, human_raw_score,
+               human_label, question
+        from mart_judge_disagreements
+        where judge_run_id = ? and metric = ? and label_set = ?
+        order by question_id
+    """, [judge_run_id, metric, label_set], marts=["mart_judge_disagreements"])
+
+
 # ---------------------------------------------------------------------------------------------------- drill-down
 
 def questions(home: Path, dataset: str | None = None) -> pl.DataFrame | None:
-    """Every question with its attributes and has_evidence (fct_evidence has gold for it: retrieval metrics score
-    it; a BEIR dataset's queries outside the qrels have none)."""
+    """Every question with its attributes and has_evidence (the qrels have gold for it: retrieval metrics score it;
+    a BEIR dataset's queries outside the qrels have none): mart_drilldown_questions."""
     return query(home, """
-        with gold as (select distinct dataset, question_id from fct_evidence)
-        select dim_questions.question_id, dim_questions.dataset, dim_questions.question,
-               dim_questions.reference_answers, dim_questions.question_type, dim_questions.doc_type,
-               dim_questions.task, dim_questions.topic_l1, dim_questions.topic_l2, dim_questions.company,
-               gold.question_id is not null as has_evidence
-        from dim_questions
-        left join gold on gold.dataset = dim_questions.dataset and gold.question_id = dim_questions.question_id
-        where ? is null or dim_questions.dataset = ?
-        order by dim_questions.question_id
-    """, [dataset, dataset], marts=["dim_questions", "fct_evidence"])
+        select question_id, dataset, question, reference_answers, question_type, doc_type, task, topic_l1, topic_l2,
+               company, has_evidence
+        from mart_drilldown_questions
+        where ? is null or dataset = ?
+        order by question_id
+    """, [dataset, dataset], marts=["mart_drilldown_questions"])
 
 
 def gold_evidence(home: Path, dataset: str, question_id: str) -> pl.DataFrame | None:
@@ -541,220 +548,51 @@ def gold_evidence(home: Path, dataset: str, question_id: str) -> pl.DataFrame | 
 
 
 def retrieved_chunks(home: Path, dataset: str, question_id: str) -> pl.DataFrame | None:
-    """Every retrieval run's ranked results for the question with the chunk text and the hit marks the metrics use,
-    read from fct_retrieval_results_judged (never re-decided here): chunk_hit (the chunk is relevant: named by the
-    evidence, or covering a gold page of the gold document), page_hit (it covers a gold page), doc_hit (its document
-    is a gold document), and each unit's rank. Chunk texts from the lake."""
+    """Every retrieval run's shown results for the question (mart_drilldown_results): the chunk and its full text,
+    the hit marks the metrics use (never re-decided here: chunk_hit, page_hit, doc_hit and each unit's rank) and
+    in_prompt (an answer run over this retrieval run put the chunk into the question's prompt)."""
     return query(home, """
-        with results as (
-            select * from fct_retrieval_results_judged
-            where question_id = ? and run_id in (select run_id from lake_retrieval_runs where dataset = ?)
-        ),
-        texts as (
-            select chunk_id, text from lake_chunks
-            where dataset = ? and chunk_id in (select chunk_id from results)
-        )
-        select
-            results.run_id,
-            results.rank,
-            results.result_position,
-            results.chunk_id,
-            results.doc_id,
-            results.page_start,
-            results.page_end,
-            results.score,
-            results.is_chunk_relevant as chunk_hit,
-            results.chunk_relevance,
-            results.is_page_relevant as page_hit,
-            results.is_doc_relevant as doc_hit,
-            results.chunk_rank,
-            results.page_rank,
-            results.doc_rank,
-            texts.text
-        from results
-        left join texts using (chunk_id)
-        order by results.run_id, results.result_position
-    """, [question_id, dataset, dataset], marts=["fct_retrieval_results_judged"],
-        lake=["chunks", "retrieval_runs"])
+        select run_id, rank, result_position, chunk_id, doc_id, page_start, page_end, score, chunk_hit,
+               chunk_relevance, page_hit, doc_hit, chunk_rank, page_rank, doc_rank, in_prompt, text
+        from mart_drilldown_results
+        where dataset = ? and question_id = ?
+        order by run_id, result_position
+    """, [dataset, question_id], marts=["mart_drilldown_results"])
 
 
-def answers(home: Path, dataset: str, question_id: str) -> pl.DataFrame | None:
-    """Every answer run's answer to the question (the lake's full text), with its lexical scores from
-    fct_generation_question_scores: one column per lexical metric of the registry, in its order."""
-    registry = metric_registry(home)
-    if registry is None:
-        return None
-    lexical = registry.filter(pl.col("family") == "lexical").select("metric", "score_column").rows()
-    scores = "".join(f',\n            scores."{column}" as "{metric}"' for metric, column in lexical)
-    return query(home, f"""
-        with runs as (
-            select run_id, model, eval_mode, retrieval_run_id from lake_generation_runs where dataset = ?
-        )
-        select
-            lake_answers.run_id,
-            runs.model,
-            runs.eval_mode,
-            runs.retrieval_run_id,
-            lake_answers.answer,
-            lake_answers.error{scores}
-        from lake_answers
-        inner join runs using (run_id)
-        left join fct_generation_question_scores as scores
-            on scores.run_id = lake_answers.run_id and scores.question_id = lake_answers.question_id
-        where lake_answers.question_id = ?
-        order by lake_answers.run_id
-    """, [dataset, question_id], marts=["fct_generation_question_scores"], lake=["answers", "generation_runs"])
-
-
-# ---------------------------------------------------------------------------------------------------- empty states
-
-def lake_datasets(home: Path) -> pl.DataFrame | None:
-    """What the lake holds per dataset (python_jobs/warehouse/inventory.py, what `finrag ls` prints): questions and
-    how many have reference answers, documents, pages, chunks, retrieval / answer / judge runs. None when nothing
-    is ingested (no question in the lake)."""
-    from python_jobs.warehouse import inventory
-
-    lake = inventory.existing_lake(home)
-    found = None if lake is None else inventory.datasets(lake)
-    return None if found is None or found.is_empty() else found
-
-
-def lake_runs(home: Path) -> pl.DataFrame | None:
-    """Every run in the lake, newest first: kind, run id, dataset, label, created_at (what `finrag ls` prints)."""
-    from python_jobs.warehouse import inventory
-
-    lake = inventory.existing_lake(home)
-    return None if lake is None else inventory.runs(lake)
-
-
-def judgment_failures(home: Path, datasets_: Sequence[str] | None = None) -> pl.DataFrame | None:
-    """Per judge run and metric of the lake: judgments ok / failed and the first error, for the runs whose every
-    judgment of a metric failed (mart_judge_leaderboard has then no mean to show)."""
-    where, params = _in_list("answer_runs.dataset", datasets_)
-    return query(home, f"""
-        select judgments.judge_run_id, judge_runs.answer_run_id, judgments.metric,
-               count(*) filter (where judgments.status = 'ok') as n_ok,
-               count(*) filter (where judgments.status = 'failed') as n_failed,
-               min(judgments.error) filter (where judgments.status = 'failed') as first_error
-        from lake_judgments as judgments
-        inner join lake_judge_runs as judge_runs using (judge_run_id)
-        left join lake_generation_runs as answer_runs on answer_runs.run_id = judge_runs.answer_run_id
-        where {where}
-        group by all
-        having count(*) filter (where judgments.status = 'ok') = 0
-            and count(*) filter (where judgments.status = 'failed') > 0
-        order by judgments.judge_run_id, judgments.metric
-    """, params, lake=["judgments", "judge_runs", "generation_runs"])
-
-
-def diagnose(home: Path, what: str, datasets_: Sequence[str] | None = None) -> tuple[str, str]:
-    """Why a page (section) has nothing to show, found in the lake and the published marts, and the command that
-    fixes it: (reason, command). `what`: retrieval, page (page-level metrics), generation, judged, agreement,
-    costs, qa_generation, or anything else (only the home-wide causes)."""
-    found = lake_datasets(home)
-    if found is None:
-        return ("nothing is ingested in this home (the lake has no question)",
-                "finrag ingest financebench --questions Q.jsonl --documents D.jsonl --pdfs DIR  (or `finrag demo`)")
-    manifest = export_manifest(home)
-    if manifest is None:
-        return ("no mart is published yet (the lake has data, but no build ran)", "finrag build")
-    scope = found.filter(pl.col("dataset").is_in(list(datasets_))) if datasets_ else found
-    names = ", ".join(scope["dataset"]) or "these datasets"
-    first = scope["dataset"][0] if scope.height else "DATASET"
-    if what == "page":
-        without = scope.filter(pl.col("n_pages") == 0)["dataset"].to_list()
-        if without:
-            return (f"{', '.join(without)} has no pages (a BEIR / TREC corpus has documents only): page-level "
-                    "metrics (PageRec, page granularity) do not exist for it; pick chunk or doc",
-                    "finrag ingest financebench … --pdfs DIR  (a corpus with PDF pages)")
-    if what in ("retrieval", "page"):
-        if scope.is_empty() or scope["n_retrieval_runs"].sum() == 0:
-            if scope.height and scope["n_chunks"].sum() == 0 and scope["n_documents"].sum() > 0:
-                return (f"{names} has documents but no chunks to retrieve from",
-                        f"finrag chunk --dataset {first} && finrag retrieve --retriever bm25 --dataset {first}")
-            return f"no retrieval run on {names}", f"finrag retrieve --retriever bm25 --dataset {first} --k 10"
-    if what == "generation":
-        if scope.is_empty() or scope["n_answer_runs"].sum() == 0:
-            return (f"no answer run on {names}",
-                    f"finrag answer --closed-book --dataset {first}  (or --retrieval-run RUN for RAG)")
-        no_reference = scope.filter((pl.col("n_answer_runs") > 0) & (pl.col("n_with_reference") == 0))
-        if no_reference.height:
-            return (f"the questions of {', '.join(no_reference['dataset'])} have no reference answers, so no "
-                    "lexical metric can score their answers (judged metrics can)",
-                    "finrag judge --answer-run RUN --metrics correctness  (or ingest questions with answers)")
-    if what in ("judged", "agreement"):
-        if scope.is_empty() or scope["n_answer_runs"].sum() == 0:
-            return (f"no answer run on {names}, so nothing to judge",
-                    f"finrag answer --closed-book --dataset {first}  then  finrag judge --answer-run RUN")
-        if scope["n_judge_runs"].sum() == 0:
-            return (f"no judge run on the answers of {names}",
-                    "finrag judge --answer-run RUN --metrics correctness")
-        failures = judgment_failures(home, datasets_)
-        if failures is not None and failures.height:
-            f = failures.row(0, named=True)
-            return (f"every {f['metric']} judgment of {f['judge_run_id']} failed ({f['n_failed']}; first error: "
-                    f"{(f['first_error'] or '?')[:160]})",
-                    f"finrag judge --answer-run {f['answer_run_id']} --metrics {f['metric']}  (once the endpoint "
-                    "answers; failed judgments are retried)")
-        if what == "agreement":
-            return ("no judge run judged an answer run that has human labels",
-                    "finrag import-human-labels FILE && finrag judge --answer-run LABELLED_RUN")
-    if what == "costs":
-        calls = query(home, "select count(*) as n from lake_llm_calls", lake=["llm_calls"])
-        if calls is None or calls["n"][0] == 0:
-            return ("no LLM call is in the ledger (no answer, judge, HyDE or QA-generation run yet)",
-                    f"finrag answer --closed-book --dataset {first}")
-    if what == "qa_generation":
-        attempts = query(home, "select count(*) as n from lake_qa_generation_attempts",
-                         lake=["qa_generation_attempts"])
-        if attempts is None or attempts["n"][0] == 0:
-            return ("no QA-generation run", f"finrag generate-qa --dataset {first}")
-    return ("the lake has data the published marts do not show yet (it changed after the last build)",
-            "finrag build")
-
-
-# ------------------------------------------------------------------------------------------ drill-down (diagnosis)
-
-def first_gold_ranks(home: Path, question_id: str, chunks: pl.DataFrame) -> pl.DataFrame:
-    """Per retrieval run of retrieved_chunks' frame: the rank of the first gold unit at chunk, page and document
-    granularity in the run's whole ranking (fct_retrieval_question_scores.first_relevant_rank at k = 0, the rank RR
-    is computed from; null: none retrieved, or the question is not judged at that granularity), then the hits among
-    the results shown and the results shown."""
-    shown = chunks.group_by("run_id", maintain_order=True).agg(
-        pl.col("chunk_hit").sum().cast(pl.Int64).alias("hits"), pl.len().cast(pl.Int64).alias("results"))
-    runs, params = _in_list("run_id", shown["run_id"].to_list())
-    ranks = query(home, f"""
-        select run_id,
-               min(first_relevant_rank) filter (where granularity = 'chunk') as first_gold_chunk,
-               min(first_relevant_rank) filter (where granularity = 'page') as first_gold_page,
-               min(first_relevant_rank) filter (where granularity = 'doc') as first_gold_doc
-        from fct_retrieval_question_scores
-        where question_id = ? and k = 0 and {runs}
-        group by run_id
-    """, [question_id, *params], marts=["fct_retrieval_question_scores"])
-    if ranks is None:
-        ranks = pl.DataFrame(schema={"run_id": pl.String, "first_gold_chunk": pl.Int32, "first_gold_page": pl.Int32,
-                                     "first_gold_doc": pl.Int32})
-    return shown.join(ranks, on="run_id", how="left").select(
-        "run_id", "first_gold_chunk", "first_gold_page", "first_gold_doc", "hits", "results")
+def first_gold_ranks(home: Path, dataset: str, question_id: str) -> pl.DataFrame | None:
+    """Per retrieval run with results shown for the question (mart_drilldown_first_gold_ranks): the rank of the
+    first gold unit at chunk, page and document granularity in the run's whole ranking (the rank RR is computed
+    from; null: none retrieved, or the question is not judged at that granularity), then the hits among the results
+    shown and the results shown."""
+    return query(home, """
+        select run_id, first_gold_chunk, first_gold_page, first_gold_doc, hits, results
+        from mart_drilldown_first_gold_ranks
+        where dataset = ? and question_id = ?
+        order by run_id
+    """, [dataset, question_id], marts=["mart_drilldown_first_gold_ranks"])
 
 
 def prompt_chunks(home: Path, dataset: str, question_id: str) -> pl.DataFrame | None:
-    """The chunks each RAG answer run put into the question's prompt (lake answers' context_chunk_ids, in prompt
+    """The chunks each RAG answer run put into the question's prompt (mart_drilldown_prompt_chunks, in prompt
     order): answer run, its retrieval run, chunk id, position in the prompt (1-based)."""
     return query(home, """
-        with runs as (
-            select run_id, retrieval_run_id from lake_generation_runs
-            where dataset = ? and retrieval_run_id is not null
-        )
-        select answers.run_id as answer_run_id, runs.retrieval_run_id, context.chunk_id,
-               context.prompt_position
-        from lake_answers as answers
-        inner join runs using (run_id)
-        cross join unnest(answers.context_chunk_ids) with ordinality as context (chunk_id, prompt_position)
-        where answers.question_id = ?
-        order by answers.run_id, context.prompt_position
-    """, [dataset, question_id], lake=["answers", "generation_runs"])
+        select answer_run_id, retrieval_run_id, chunk_id, prompt_position
+        from mart_drilldown_prompt_chunks
+        where dataset = ? and question_id = ?
+        order by answer_run_id, prompt_position
+    """, [dataset, question_id], marts=["mart_drilldown_prompt_chunks"])
+
+
+def answers(home: Path, dataset: str, question_id: str) -> pl.DataFrame | None:
+    """Every answer run's answer to the question (mart_drilldown_answers: the full text, or its error) with the run's
+    model, mode and retrieval run and its lexical scores, one column per lexical metric of the registry."""
+    return query(home, """
+        select * exclude (question_id, dataset)
+        from mart_drilldown_answers
+        where dataset = ? and question_id = ?
+        order by run_id
+    """, [dataset, question_id], marts=["mart_drilldown_answers"])
 
 
 def judge_verdicts(home: Path, dataset: str, question_id: str) -> pl.DataFrame | None:
@@ -762,53 +600,11 @@ def judge_verdicts(home: Path, dataset: str, question_id: str) -> pl.DataFrame |
     not_applicable / failed), raw and normalised score, the judge's rationale and, when it failed, the error; in the
     registry's metric order."""
     return query(home, """
-        select scores.answer_run_id, scores.judge_run_id, scores.judge_model, scores.metric, scores.status,
-               scores.raw_score, scores.normalized_score, scores.rationale, scores.error
-        from fct_judge_scores as scores
-        left join dim_metrics using (metric)
-        where scores.dataset = ? and scores.question_id = ?
-        order by scores.answer_run_id, scores.judge_run_id, dim_metrics.display_order, scores.metric
-    """, [dataset, question_id], marts=["fct_judge_scores", "dim_metrics"])
-
-
-def run_parents(home: Path) -> dict[str, list[str]]:
-    """run id -> the runs it was made from (an answer run's retrieval run, a judge run's answer run), so a link
-    naming a judge run also shows its answer run and that answer's retrieval run."""
-    parents: dict[str, list[str]] = {}
-    generation = query(home, "select run_id, retrieval_run_id from lake_generation_runs", lake=["generation_runs"])
-    for r in ([] if generation is None else generation.iter_rows(named=True)):
-        parents[r["run_id"]] = [r["retrieval_run_id"]] if r["retrieval_run_id"] else []
-    judges = query(home, "select judge_run_id, answer_run_id from lake_judge_runs", lake=["judge_runs"])
-    for r in ([] if judges is None else judges.iter_rows(named=True)):
-        parents[r["judge_run_id"]] = [r["answer_run_id"]]
-    return parents
-
-
-def with_ancestors(parents: dict[str, list[str]], runs: Iterable[str]) -> list[str]:
-    """The runs and every run they were made from, in order, each once."""
-    out: list[str] = []
-    todo = list(runs)
-    while todo:
-        run = todo.pop(0)
-        if run and run not in out:
-            out.append(run)
-            todo.extend(parents.get(run, []))
-    return out
-
-
-def judge_disagreements(home: Path, judge_run_id: str, metric: str, label_set: str) -> pl.DataFrame | None:
-    """The questions where one judge run's class differs from the human label's (fct_judge_human_pairs, scored
-    pairs only): question, judge and human class and raw scores, the dataset and answer run (for the drill-down)."""
-    return query(home, """
-        select pairs.question_id, pairs.dataset, pairs.answer_run_id, pairs.judge_class, pairs.human_class,
-               pairs.judge_raw_score, pairs.human_raw_score, pairs.human_label, dim_questions.question
-        from fct_judge_human_pairs as pairs
-        left join dim_questions on dim_questions.dataset = pairs.dataset
-            and dim_questions.question_id = pairs.question_id
-        where pairs.judge_run_id = ? and pairs.metric = ? and pairs.label_set = ? and pairs.is_scored
-            and pairs.judge_class is distinct from pairs.human_class
-        order by pairs.question_id
-    """, [judge_run_id, metric, label_set], marts=["fct_judge_human_pairs", "dim_questions"])
+        select answer_run_id, judge_run_id, judge_model, metric, status, raw_score, normalized_score, rationale, error
+        from fct_judge_scores
+        where dataset = ? and question_id = ?
+        order by answer_run_id, judge_run_id, metric_display_order, metric
+    """, [dataset, question_id], marts=["fct_judge_scores"])
 
 
 # ---------------------------------------------------------------------------------------------------- costs
@@ -825,11 +621,9 @@ def llm_costs(home: Path) -> pl.DataFrame | None:
 
 def evidence_overlap(home: Path, datasets_: Sequence[str] | None = None) -> pl.DataFrame | None:
     """mart_retrieval_evidence_overlap long: run x k x metric (the registry's evidence_overlap family, whose mart
-    column is mean_<metric>) with the mean and n_questions; k = 0 (the whole ranking) left out."""
-    registry = metric_registry(home)
-    if registry is None:
-        return None
-    metrics = registry.filter(pl.col("family") == "evidence_overlap")["metric"].to_list()
+    column is mean_<metric>) with the mean and n_questions; k = 0 (the whole ranking) left out. The unpivot is
+    display: the values are the mart's."""
+    metrics = metric_names(home, "evidence_overlap")
     where, params = _in_list("dataset", datasets_)
     wide = query(home, f"""
         select * from mart_retrieval_evidence_overlap where k > 0 and {where}
@@ -844,11 +638,22 @@ def evidence_overlap(home: Path, datasets_: Sequence[str] | None = None) -> pl.D
 
 
 def qa_generation_runs(home: Path) -> pl.DataFrame | None:
+    """Every QA-generation run with its dataset and attempts (mart_generation_acceptance's overall row)."""
     return query(home, """
-        select generation_run_id, dataset, sum(n_attempts) as n_attempts
-        from mart_generation_acceptance where topic_level = 0 and task = 'all'
-        group by all order by generation_run_id
+        select generation_run_id, dataset, n_attempts
+        from mart_generation_acceptance
+        where topic_level = 0 and task = 'all'
+        order by generation_run_id
     """, marts=["mart_generation_acceptance"])
+
+
+def qa_topic_levels(home: Path, generation_run_id: str) -> list[int]:
+    """The topic levels a QA-generation run has cells at (level 0, the overall row, left out)."""
+    return _column(query(home, """
+        select distinct topic_level from mart_generation_acceptance
+        where generation_run_id = ? and topic_level > 0
+        order by topic_level
+    """, [generation_run_id], marts=["mart_generation_acceptance"]), "topic_level")
 
 
 def qa_acceptance(home: Path, generation_run_id: str, topic_level: int) -> pl.DataFrame | None:
@@ -890,6 +695,102 @@ def judge_by_slice(home: Path, judge_run_id: str, dimension: str) -> pl.DataFram
 
 
 def judge_slice_dimensions(home: Path, judge_run_id: str) -> list[str]:
-    frame = query(home, "select distinct dimension from mart_judge_by_slice where judge_run_id = ? order by 1",
-                  [judge_run_id], marts=["mart_judge_by_slice"])
-    return [] if frame is None else frame["dimension"].to_list()
+    return _column(query(home, """
+        select distinct dimension from mart_judge_by_slice where judge_run_id = ? order by dimension
+    """, [judge_run_id], marts=["mart_judge_by_slice"]), "dimension")
+
+
+# ---------------------------------------------------------------------------------------------------- empty states
+
+def _unpublished(home: Path) -> tuple[str, str]:
+    """Why nothing can be read: no build has published anything, the published state is stale (a newer build was
+    not published), or it was published by a build older than the marts the dashboard reads."""
+    from python_jobs.warehouse.publishing import PublishError, read_manifest
+
+    problem = publishing_problem(home)
+    if problem is None:
+        return ("the published marts are from an older version of the project (mart_datasets is not among them)",
+                "finrag build --all")
+    try:
+        read_manifest(home, check_current=False)
+    except PublishError:
+        return ("nothing is published in this home yet: no build has run (has anything been ingested?)",
+                "finrag ingest financebench --questions Q.jsonl --documents D.jsonl --pdfs DIR  then  finrag build  "
+                "(or `finrag demo`)")
+    return problem, "finrag publish"
+
+
+def diagnose(home: Path, what: str, datasets_: Sequence[str] | None = None) -> tuple[str, str]:
+    """Why a page (section) has nothing to show, found in the published marts, and the command that fixes it:
+    (reason, command). `what`: retrieval, page (page-level metrics), generation, judged, agreement, comparison,
+    costs, qa_generation, or anything else (only the home-wide causes)."""
+    found = dataset_counts(home)
+    if found is None:
+        return _unpublished(home)
+    if found.is_empty():
+        return ("nothing is ingested in this home (the last build saw no dataset)",
+                "finrag ingest financebench --questions Q.jsonl --documents D.jsonl --pdfs DIR  then  finrag build  "
+                "(or `finrag demo`)")
+    scope = found.filter(pl.col("dataset").is_in(list(datasets_))) if datasets_ else found
+    names = ", ".join(scope["dataset"]) or "these datasets"
+    first = scope["dataset"][0] if scope.height else "DATASET"
+
+    def none_with(column: str) -> bool:
+        return scope.filter(pl.col(column) > 0).is_empty()
+
+    if what == "page":
+        without = scope.filter(pl.col("n_pages") == 0)["dataset"].to_list()
+        if without:
+            return (f"{', '.join(without)} has no pages (a BEIR / TREC corpus has documents only): page-level "
+                    "metrics (PageRec, page granularity) do not exist for it; pick chunk or doc",
+                    "finrag ingest financebench … --pdfs DIR  (a corpus with PDF pages)")
+    if what in ("retrieval", "page") and none_with("n_retrieval_runs"):
+        if none_with("n_chunks") and not none_with("n_documents"):
+            return (f"{names} has documents but no chunks to retrieve from",
+                    f"finrag chunk --dataset {first} && finrag retrieve --retriever bm25 --dataset {first}")
+        return f"no retrieval run on {names}", f"finrag retrieve --retriever bm25 --dataset {first} --k 10"
+    if what == "generation":
+        if none_with("n_answer_runs"):
+            return (f"no answer run on {names}",
+                    f"finrag answer --closed-book --dataset {first}  (or --retrieval-run RUN for RAG)")
+        no_reference = scope.filter((pl.col("n_answer_runs") > 0) & (pl.col("n_with_reference") == 0))
+        if no_reference.height:
+            return (f"the questions of {', '.join(no_reference['dataset'])} have no reference answers, so no "
+                    "lexical metric can score their answers (judged metrics can)",
+                    "finrag judge --answer-run RUN --metrics correctness  (or ingest questions with answers)")
+    if what in ("judged", "agreement"):
+        if none_with("n_answer_runs"):
+            return (f"no answer run on {names}, so nothing to judge",
+                    f"finrag answer --closed-book --dataset {first}  then  finrag judge --answer-run RUN")
+        if none_with("n_judge_runs"):
+            return (f"no judge run on the answers of {names}",
+                    "finrag judge --answer-run RUN --metrics correctness")
+        failures = judgment_failures(home, datasets_)
+        if failures is not None and failures.height:
+            f = failures.row(0, named=True)
+            return (f"every {f['metric']} judgment of {f['judge_run_id']} failed ({f['n_failed']}; first error: "
+                    f"{(f['first_error'] or '?')[:160]})",
+                    f"finrag judge --answer-run {f['answer_run_id']} --metrics {f['metric']}  (once the endpoint "
+                    "answers; failed judgments are retried)")
+        if what == "agreement":
+            return ("no judge run judged an answer run that has human labels",
+                    "finrag import-human-labels FILE && finrag judge --answer-run LABELLED_RUN")
+    if what == "comparison":
+        comparable = scope.filter((pl.col("n_retrieval_runs") > 1) | (pl.col("n_answer_runs") > 1)
+                                  | (pl.col("n_judge_runs") > 1))
+        if comparable.is_empty():
+            return (f"no dataset of {names} has two runs of one kind to compare",
+                    f"finrag retrieve --retriever dense --dataset {first}  (a second run beside an existing one)")
+    if what == "costs":
+        costs = llm_costs(home)
+        if costs is None or costs.is_empty():
+            return ("no LLM call is in the ledger (no answer, judge, HyDE or QA-generation run yet)",
+                    f"finrag answer --closed-book --dataset {first}")
+    if what == "qa_generation":
+        runs = qa_generation_runs(home)
+        if runs is None or runs.is_empty():
+            return ("no QA-generation run", f"finrag generate-qa --dataset {first}")
+    manifest = export_manifest(home)
+    built = f" (built {manifest['built_at'][:19]})" if manifest else ""
+    return (f"the published marts{built} hold nothing for this selection: anything landed since needs a build",
+            "finrag build")

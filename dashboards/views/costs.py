@@ -38,12 +38,11 @@ st.caption("Calls made and requests served from the cache, from the llm_calls le
               "`finrag build`)." if unpriced else "."))
 
 # a job run as what it is, when it started, and its id's random tail (two jobs can start in the same minute)
-started = costs.group_by("job_run_id").agg(pl.col("first_call_at").min().alias("started_at"))
-long = costs.join(started, on="job_run_id", how="left").with_columns(
+long = costs.with_columns(
     (pl.col("prompt_tokens") + pl.col("completion_tokens")).alias("tokens"),
     pl.format("{} {} · {} · {}", "job", pl.col("job_subject").fill_null(""),
-              pl.col("started_at").dt.strftime("%m-%d %H:%M"), pl.col("job_run_id").str.slice(-6)).alias("job_run"))
-run_order = long.sort("started_at", descending=True)["job_run"].unique(maintain_order=True).to_list()
+              pl.col("job_started_at").dt.strftime("%m-%d %H:%M"), pl.col("job_run_id").str.slice(-6)).alias("job_run"))
+run_order = long.sort("job_started_at", descending=True)["job_run"].unique(maintain_order=True).to_list()
 
 st.header("Per job run")
 measure = st.radio("Measure", ["tokens", "n_calls", "n_cached_calls", "cost_usd"], horizontal=True, key="measure",

@@ -1,7 +1,8 @@
 """Drill-down: why did this question fail? Its gold evidence; per retrieval run the rank of the first gold unit at
 each granularity, the chunks marked hit / miss and "in prompt" (full text on expand); every answer with its lexical
-scores and every judge verdict with its rationale or error. A run filter keeps the page to the runs compared;
-`?question_id=Q&dataset=D&runs=A,B` (links from run vs run and judge agreement) opens it on them."""
+scores and the chunks in its prompt, and every judge verdict with its rationale or error. A run filter keeps the page
+to the runs compared; `?question_id=Q&dataset=D&runs=A,B` (links from run vs run and judge agreement) opens it on
+them."""
 
 import sys
 from pathlib import Path
@@ -55,8 +56,8 @@ else:
 
 chunks = data.retrieved_chunks(home, dataset, question_id)
 answers = data.answers(home, dataset, question_id)
-in_prompt = data.prompt_chunks(home, dataset, question_id)
 verdicts = data.judge_verdicts(home, dataset, question_id)
+prompt_chunks = data.prompt_chunks(home, dataset, question_id)
 retrieval_runs = [] if chunks is None else chunks["run_id"].unique(maintain_order=True).to_list()
 answer_runs = [] if answers is None else answers["run_id"].to_list()
 
@@ -86,17 +87,13 @@ else:
                "chunk is relevant (named by the gold evidence, or covering a gold page of the gold document); page = "
                "it covers a gold page; doc = its document is a gold document; in prompt = an answer run of this "
                "retrieval run put it into the prompt.")
-    ranks = data.first_gold_ranks(home, question_id, chunks).with_columns(
+    ranks = data.first_gold_ranks(home, dataset, question_id).with_columns(
         pl.col("run_id").map_elements(lambda r: labels.get(r, r), return_dtype=pl.String).alias("run"))
     ui.show_table(ranks.select("run", "first_gold_chunk", "first_gold_page", "first_gold_doc", "hits", "results",
                                "run_id"))
     shown_counts = {r["run_id"]: r for r in ranks.iter_rows(named=True)}  # hits and results, counted once
-    prompt_of = {} if in_prompt is None else {
-        (r["retrieval_run_id"], r["chunk_id"]): r["answer_run_id"] for r in in_prompt.iter_rows(named=True)}
     for run_id in shown_retrieval:
-        run_chunks = chunks.filter(pl.col("run_id") == run_id).with_columns(
-            pl.col("chunk_id").map_elements(lambda c, run=run_id: "✓" if (run, c) in prompt_of else "",
-                                            return_dtype=pl.String).alias("in_prompt"))
+        run_chunks = chunks.filter(pl.col("run_id") == run_id)
         counts = shown_counts[run_id]
         st.subheader(f"{labels.get(run_id, run_id)} — {counts['hits']} hit(s) in {counts['results']}")
         st.caption(f"`{run_id}`")
@@ -105,7 +102,7 @@ else:
             pl.when(pl.col("chunk_hit")).then(pl.lit("✓ hit")).otherwise(pl.lit("✗ miss")).alias("hit"),
             pl.when(pl.col("page_hit")).then(pl.lit("✓")).otherwise(pl.lit("✗")).alias("page"),
             pl.when(pl.col("doc_hit")).then(pl.lit("✓")).otherwise(pl.lit("✗")).alias("doc"),
-            "in_prompt",
+            pl.when(pl.col("in_prompt")).then(pl.lit("✓")).otherwise(pl.lit("")).alias("in_prompt"),
             "doc_id",
             pl.format("{}-{}", "page_start", pl.coalesce("page_end", "page_start")).alias("pages"),
             "score",
@@ -130,6 +127,10 @@ else:
         if run["error"]:
             st.error(f"The answer failed: {run['error']}")
         st.markdown("> " + (run["answer"] or "—").replace("\n", "\n> "))
+        in_prompt = None if prompt_chunks is None else prompt_chunks.filter(pl.col("answer_run_id") == run["run_id"])
+        if in_prompt is not None and in_prompt.height:
+            listed = " · ".join(f"{r['prompt_position']}. `{r['chunk_id']}`" for r in in_prompt.iter_rows(named=True))
+            st.caption(f"In its prompt, in order (from `{in_prompt['retrieval_run_id'][0]}`): {listed}")
         scores = {m: run[m] for m in lexical if m in run}
         if any(v is not None for v in scores.values()):
             ui.show_table(pl.DataFrame([scores]))

@@ -43,7 +43,7 @@ if metric_options["granularity"].drop_nulls().len():
         k = ui.pick("k", sorted(metric_options.filter(pl.col("granularity") == granularity)["k"].unique().to_list()),
                     key="k", param="k", default=5)
 with cols[3]:
-    level = ui.pick("Topic level", [1, 2, 3], key="level", param="level", default=2)
+    level = ui.pick("Topic level", data.matrix_topic_levels(home, run_id), key="level", param="level", default=2)
 
 cells = data.topic_task_matrix(home, run_id, metric, granularity, k, level)
 if cells is None or cells.is_empty():

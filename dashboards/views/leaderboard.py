@@ -89,7 +89,7 @@ if not ks:
     ui.empty_state(home, "retrieval")
 else:
     own = data.own_granularity_metrics(home)  # doc_rec / page_rec: shown at their own granularity
-    granularities = data.retrieval_granularities(home, chosen) or list(data.GRANULARITIES)
+    granularities = data.retrieval_granularities(home, chosen) or data.granularities(home)
     retrieval_metrics = data.metric_names(home, "retrieval")
     cols = st.columns(3)
     with cols[0]:
@@ -110,14 +110,15 @@ else:
     else:
         shown_runs = run_filter(board["run_id"].to_list(), "retrieval_runs")
         board = board.filter(pl.col("run_id").is_in(shown_runs))
-        metric_granularity = dict((m, g) for m, g, _ in own).get(metric, granularity)
+        # the granularity the metric's values are at on this board: its own for doc_rec / page_rec
+        metric_granularity = data.board_metric_granularity(home, metric, granularity) or granularity
         title = f"{metric_labels.get(metric, metric)}@{k} ({metric_granularity} level)"
         best = board.filter(pl.col(metric).is_not_null()).sort(metric, descending=higher_is_better.get(metric, True))
         interval = (data.compared_to(home, best["run_id"][0], metric, metric_granularity, k)
                     if best.height > 1 else None)
         st.subheader(title)
         ranked(board, metric, title, interval, compare={"granularity": metric_granularity, "k": str(k)})
-        curves = data.retrieval_metric_by_k(home, metric, metric_granularity, chosen)
+        curves = data.retrieval_metric_by_k(home, metric, granularity, chosen)
         if curves is not None and curves.filter(pl.col("run_id").is_in(shown_runs))["k"].n_unique() > 1:
             curves = curves.filter(pl.col("run_id").is_in(shown_runs)).with_columns(
                 pl.col("run_id").map_elements(lambda r: labels.get(r, r), return_dtype=pl.String).alias("run"))
@@ -148,7 +149,7 @@ else:
         st.subheader("Every retrieval metric")
         st.caption("".join(f"{m} = {label}@{k} ({g} level); " for m, g, label in own)
                    + f"the other metrics @{k} at {granularity} level. Means over the questions each run retrieved "
-                   "for (mart_retrieval_leaderboard). Click a column to sort; the table downloads as CSV.")
+                   "for (mart_retrieval_board). Click a column to sort; the table downloads as CSV.")
         ui.show_dataframe(board.with_columns(
             pl.col("run_id").map_elements(lambda r: labels.get(r, r), return_dtype=pl.String).alias("run"))
             .select("run", pl.exclude("run")), key="retrieval_table")
@@ -185,7 +186,7 @@ else:
     at_metric = judged.filter(pl.col("metric") == judged_metric).rename({"judge_run_id": "run_id"})
     ranked(at_metric.rename({"mean": judged_metric}), judged_metric, metric_labels.get(judged_metric, judged_metric),
            compare={})
-    all_failed = at_metric.filter((pl.col("n_ok") == 0) & (pl.col("n_failed") > 0))
+    all_failed = at_metric.filter(pl.col("all_failed"))
     for r in all_failed.iter_rows(named=True):
         st.warning(f"Every {judged_metric} judgment of {r['run_id']} failed ({r['n_failed']}): no mean. The "
                    f"drill-down shows each judgment's error; re-run `finrag judge --answer-run {r['answer_run_id']} "

@@ -31,15 +31,15 @@ st.title("FinRAG Warehouse")
 for file, title, what in PAGES:
     st.page_link(str(Path(__file__).resolve().parent / file), label=f"**{title}** — {what}")
 
-st.header("What the lake holds")
-st.caption("The lake's datasets and runs (what `finrag ls` prints), read from the lake itself: a run landed after "
-           "the last build is here before the pages show it.")
-lake_datasets = data.lake_datasets(home)
-if lake_datasets is None:
+st.header("What the warehouse holds")
+st.caption("Its datasets and runs as the last build saw them (mart_datasets, dim_runs: what `finrag ls` prints); a "
+           "run landed since shows after the next `finrag build`.")
+counts = data.dataset_counts(home)
+if counts is None or counts.is_empty():
     ui.empty_state(home, "overview")
 else:
-    ui.show_table(lake_datasets)
-    runs = data.lake_runs(home)
+    ui.show_table(counts)
+    runs = data.all_runs(home)
     if runs is not None and runs.height:
         st.subheader(f"Runs ({runs.height})")
         ui.show_dataframe(runs, key="runs")
@@ -66,6 +66,6 @@ if manifest is None:
     ui.no_data(data.publishing_problem(home) or f"no marts published under {home / data.EXPORTS}")
     st.stop()
 st.caption(f"Built {manifest['built_at']} · published {manifest['published_at']} (build {manifest['build_id']}). "
-           "The dashboard reads these Parquet files (and the lake), never the DuckDB file.")
+           "The dashboard reads these Parquet files, never the DuckDB file.")
 ui.show_table(pl.DataFrame([{"model": m["name"], "rows": m["rows"], "columns": len(m["columns"])}
                             for m in manifest["models"]]))

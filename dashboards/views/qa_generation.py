@@ -25,7 +25,7 @@ cols = st.columns([3, 1, 1])
 with cols[0]:
     run = ui.pick("Generation run", list(labels), key="run", param="run", format_func=labels.get)
 with cols[1]:
-    level = ui.pick("Topic level", [1, 2, 3], key="level", param="level", default=1)
+    level = ui.pick("Topic level", data.qa_topic_levels(home, run), key="level", param="level")
 with cols[2]:
     measure = ui.pick("Show", ["acceptance_ratio", "human_acceptance_ratio"], key="measure", param="measure",
                       format_func={"acceptance_ratio": "LLM inspector kept",

@@ -1,8 +1,10 @@
 """Run vs run: is B better than A? Every metric's difference with its bootstrap 95 % interval, paired t-test and
 randomization p-values (mart_run_comparison), then per-question differences for one metric, the questions that
-flipped, and their texts.
+flipped, and their texts (mart_run_pair_questions). The pairs are the ones the warehouse compares (int_run_pairs).
 
-Flipped: the question passes (score >= the threshold, default 0.5) in one run and not in the other."""
+Flipped: the question passes in one run and not in the other - its score reaches the metric's pass threshold in the
+metric's direction (dim_metrics.pass_threshold and higher_is_better: for HAL a lower score passes), as the mart
+decides it."""
 
 import sys
 from pathlib import Path
@@ -19,32 +21,31 @@ MAX_LINKS = 25
 
 home = ui.home()
 st.title("Run vs run")
-options = data.comparable_metrics(home)
-if options is None or options.is_empty():
-    ui.empty_state(home, "retrieval")
+pairs = data.compared_pairs(home)
+if pairs is None or pairs.is_empty():
+    ui.empty_state(home, "comparison")
     st.stop()
 
-runs = options.select("run_id", "run_kind", "dataset").unique(maintain_order=True)
 run_labels = data.run_labels(home)
+runs = pairs.select(pl.col("run_a").alias("run_id"), "run_kind", "dataset").unique(maintain_order=True)
 labels = {r["run_id"]: f"{data.run_label(run_labels, r['run_id'])}  [{r['run_kind']}, {r['dataset']}]"
           for r in runs.iter_rows(named=True)}
-run_ids = list(labels)
 cols = st.columns(2)
 with cols[0]:
-    run_a = ui.pick("Run A", run_ids, key="run_a", param="a", format_func=labels.get)
-kind_a = runs.filter(pl.col("run_id") == run_a)["run_kind"][0]
-same_kind = [r for r in run_ids if r != run_a and runs.filter(pl.col("run_id") == r)["run_kind"][0] == kind_a]
+    run_a = ui.pick("Run A", list(labels), key="run_a", param="a", format_func=labels.get)
+with_a = pairs.filter(pl.col("run_a") == run_a)
+kind_a, dataset = with_a["run_kind"][0], with_a["dataset"][0]
 with cols[1]:
-    run_b = ui.pick("Run B", [r for r in run_ids if r != run_a] or run_ids, key="run_b", param="b",
-                    format_func=labels.get, default=same_kind[0] if same_kind else None)
+    run_b = ui.pick("Run B", with_a["run_b"].unique(maintain_order=True).to_list(), key="run_b", param="b",
+                    format_func=labels.get)
+wanted_b = st.query_params.get("b")
+if wanted_b and wanted_b != run_b:
+    st.info(f"The warehouse does not compare {wanted_b} with {run_a}: runs of another kind or dataset, no shared "
+            "question, or a dataset with more runs than var run_comparison_max_runs (name the pair in var "
+            "run_comparison_pairs and run `finrag build`).")
 
-metrics_a = options.filter(pl.col("run_id") == run_a).select("metric", "granularity", "k")
-metrics_b = options.filter(pl.col("run_id") == run_b).select("metric", "granularity", "k")
-common = metrics_a.join(metrics_b, on=["metric", "granularity", "k"], nulls_equal=True)
-if common.is_empty():
-    ui.no_data("the two runs share no metric", "Pick two runs of the same kind.")
-    st.stop()
-cols = st.columns(4)
+common = with_a.filter(pl.col("run_b") == run_b)
+cols = st.columns(3)
 with cols[0]:
     metric = ui.pick("Metric", common["metric"].unique(maintain_order=True).to_list(), key="metric", param="metric",
                      default={"retrieval": "page_rec", "generation": "rouge_l", "judge": "correctness"}.get(kind_a))
@@ -57,18 +58,11 @@ if at_metric["granularity"].drop_nulls().len():
     with cols[2]:
         k = ui.pick("k", sorted(at_metric.filter(pl.col("granularity") == granularity)["k"].unique().to_list()),
                     key="k", param="k", default=5)
-with cols[3]:
-    threshold = st.number_input("Pass threshold", min_value=0.0, max_value=1.0, step=0.05,
-                                value=data.DEFAULT_FLIP_THRESHOLD, key="threshold")
 
 st.header("Is B better than A?")
 comparison = data.run_comparison(home, run_a, run_b, granularity, k)
 if comparison is None:
     ui.empty_state(home, "comparison")
-elif comparison.is_empty():
-    st.info("mart_run_comparison does not compare these two runs: runs of another kind or dataset, no shared "
-            "question, or a dataset with more runs than var run_comparison_max_runs (name the pair in var "
-            "run_comparison_pairs and run `finrag build`).")
 else:
     chosen = comparison.filter(pl.col("metric") == metric)
     if not chosen.is_empty():
@@ -106,26 +100,30 @@ else:
                "metrics shown. Judged metrics: n_not_ok_a / _b count the judgments left out.")
 
 st.header("Per question")
-diffs = data.run_vs_run(home, run_a, run_b, metric, granularity, k, threshold)
+diffs = data.run_vs_run(home, run_a, run_b, metric, granularity, k)
 if diffs is None or diffs.is_empty():
     ui.no_data("no question scored by both runs")
     st.stop()
 flipped = diffs.filter(pl.col("flipped"))
+pair = None if comparison is None else comparison.filter(pl.col("metric") == metric)
+pair = pair.row(0, named=True) if pair is not None and pair.height else {}
 c = st.columns(5)
 c[0].metric("Questions in both", diffs.height)
-c[1].metric(f"Mean A ({metric})", ui.fmt(diffs["value_a"].mean()))
-c[2].metric(f"Mean B ({metric})", ui.fmt(diffs["value_b"].mean()))
+c[1].metric(f"Mean A ({metric})", ui.fmt(pair.get("mean_a")))
+c[2].metric(f"Mean B ({metric})", ui.fmt(pair.get("mean_b")))
 c[3].metric("Pass in B only", flipped.filter(pl.col("passes_in") == "b only").height)
 c[4].metric("Pass in A only", flipped.filter(pl.col("passes_in") == "a only").height)
-st.caption(f"A = {run_a}, B = {run_b}. diff = B − A. A question flips when its score is ≥ {threshold} in exactly "
-           "one run. Means here are over the questions both runs scored.")
+rule = diffs.row(0, named=True)
+passing = f"≥ {rule['pass_threshold']}" if rule["higher_is_better"] else f"≤ {rule['pass_threshold']} (lower is better)"
+st.caption(f"A = {run_a}, B = {run_b}. diff = B − A; outcome: B's win, loss or tie in the metric's direction. A "
+           f"question passes when its score is {passing} (the metric registry's pass threshold) and flips when it "
+           "passes in exactly one run. Means over the questions both runs scored (mart_run_comparison).")
 
 st.subheader(f"Flipped questions ({flipped.height})")
 if flipped.is_empty():
     st.write("No question flipped.")
 else:
     st.markdown("**Why did it flip?** Open a question in the drill-down with both runs (A → B):")
-    dataset = runs.filter(pl.col("run_id") == run_a)["dataset"][0]
     for r in flipped.head(MAX_LINKS).iter_rows(named=True):
         ui.drilldown_link(f"{r['question_id']} ({r['passes_in']}: {ui.fmt(r['value_a'])} → {ui.fmt(r['value_b'])}) — "
                           f"{(r['question'] or '')[:90]}", r["question_id"], dataset, [run_a, run_b])
@@ -140,7 +138,7 @@ st.altair_chart(
         y=alt.Y("diff:Q", title="B − A"),
         color=alt.condition(alt.datum.flipped, alt.value("#d62728"), alt.value("#1f77b4")),
         tooltip=["question_id", "question", alt.Tooltip("value_a:Q", format=".4f"),
-                 alt.Tooltip("value_b:Q", format=".4f"), "flipped"]),
+                 alt.Tooltip("value_b:Q", format=".4f"), "outcome", "flipped"]),
     width="stretch")
-ui.show_dataframe(diffs.select("question_id", "passes_in", "value_a", "value_b", "diff", "flipped", "question"),
-                  key="per_question", height=420)
+ui.show_dataframe(diffs.select("question_id", "passes_in", "value_a", "value_b", "diff", "outcome", "flipped",
+                               "question"), key="per_question", height=420)

@@ -11,10 +11,10 @@ import polars as pl  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from dashboards import data, ui  # noqa: E402
-from python_jobs.core.rules import SLICE_DIMENSIONS  # noqa: E402
 
 home = ui.home()
 st.title("Slices")
+dimension_labels = data.slice_dimension_labels(home)
 kind = st.radio("Runs", ["Retrieval", "Generation"], horizontal=True, key="kind",
                 index=1 if st.query_params.get("kind") == "generation" else 0)
 
@@ -49,12 +49,12 @@ if kind == "Retrieval":
     with cols[1]:
         k = ui.pick("k (0 = the whole ranking)", data.retrieval_ks(home), key="k", param="k", default=5)
     with cols[2]:
-        dimension = ui.pick("Dimension", list(SLICE_DIMENSIONS) + ["topic_x_task"], key="dimension",
-                            param="dimension")
+        dimension = ui.pick("Dimension", data.slice_dimensions(home), key="dimension", param="dimension",
+                            format_func=lambda d: dimension_labels.get(d, d))
 
-    st.caption(f"Run **{run_id}**; means over the questions of each slice (mart_retrieval_by_slice), its "
-               "Oracle-Doc / Oracle-Page counterparts' means on the same slice beside it "
-               "(as paired in mart_oracle_gap).")
+    st.caption(f"Run **{run_id}**; means over the questions of each slice, its Oracle-Doc / Oracle-Page "
+               "counterparts' means on the same slice beside it (mart_retrieval_slices_with_oracle; the counterparts "
+               "as mart_oracle_gap pairs them).")
     # the retrieval-gap study's DocRec@k / PageRec@k: the registry's metrics that exist at one granularity only
     for metric, granularity, label in data.own_granularity_metrics(home):
         title = f"{label}@{k}"
@@ -100,7 +100,8 @@ else:
     with cols[0]:
         run_id = ui.pick("Answer run", list(labels), key="answer_run", param="run", format_func=labels.get)
     with cols[1]:
-        dimension = ui.pick("Dimension", list(SLICE_DIMENSIONS), key="answer_dimension", param="dimension")
+        dimension = ui.pick("Dimension", data.slice_dimensions(home, question_columns_only=True),
+                            key="answer_dimension", param="dimension", format_func=lambda d: dimension_labels.get(d, d))
     with cols[2]:
         metric = ui.pick("Metric", data.metric_names(home, "lexical"), key="answer_metric", param="metric")
     frame = data.generation_slices(home, run_id, dimension, metric)

@@ -5,11 +5,19 @@
 {%- endmacro %}
 
 {% macro slice_dimensions() -%}
-    {{ return(['dataset', 'question_type', 'doc_type', 'task', 'topic_l1', 'topic_l2', 'topic_l3', 'company', 'sector']) }}
+    {{ return(['doc_type', 'question_type', 'dataset', 'task', 'topic_l1', 'topic_l2', 'topic_l3', 'company', 'sector']) }}
+{%- endmacro %}
+
+{% macro slice_crossings() -%}
+    {{ return([{'dimension': 'topic_x_task', 'label': 'Topic (level 2) x task', 'crosses': ['topic_l2', 'task']}]) }}
+{%- endmacro %}
+
+{% macro slice_dimension_rows() -%}
+    {{ return([{'dimension': 'doc_type', 'label': 'Document type'}, {'dimension': 'question_type', 'label': 'Question type'}, {'dimension': 'dataset', 'label': 'Dataset'}, {'dimension': 'task', 'label': 'Task'}, {'dimension': 'topic_l1', 'label': 'Topic (level 1)'}, {'dimension': 'topic_l2', 'label': 'Topic (level 2)'}, {'dimension': 'topic_l3', 'label': 'Topic (level 3)'}, {'dimension': 'company', 'label': 'Company'}, {'dimension': 'sector', 'label': 'Sector'}, {'dimension': 'topic_x_task', 'label': 'Topic (level 2) x task', 'crosses': ['topic_l2', 'task']}]) }}
 {%- endmacro %}
 
 {% macro rule_label(name) -%}
-    {{ return({'chunk': 'Chunk', 'page': 'Page', 'doc': 'Document', 'dataset': 'Dataset', 'question_type': 'Question type', 'doc_type': 'Document type', 'task': 'Task', 'topic_l1': 'Topic (level 1)', 'topic_l2': 'Topic (level 2)', 'topic_l3': 'Topic (level 3)', 'company': 'Company', 'sector': 'Sector'}[name]) }}
+    {{ return({'chunk': 'Chunk', 'page': 'Page', 'doc': 'Document', 'doc_type': 'Document type', 'question_type': 'Question type', 'dataset': 'Dataset', 'task': 'Task', 'topic_l1': 'Topic (level 1)', 'topic_l2': 'Topic (level 2)', 'topic_l3': 'Topic (level 3)', 'company': 'Company', 'sector': 'Sector', 'topic_x_task': 'Topic (level 2) x task'}[name]) }}
 {%- endmacro %}
 
 {% macro relevant(relevance) -%}

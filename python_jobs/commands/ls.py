@@ -1,5 +1,6 @@
-"""`finrag ls`: what the home's lake holds - its datasets (questions, reference answers, documents, pages, chunks,
-runs) and its runs with what each is (python_jobs/warehouse/inventory.py; the dashboard's overview shows the same)."""
+"""`finrag ls`: what the warehouse holds as the last build saw it - its datasets (questions, reference answers,
+documents, pages, chunks, runs: mart_datasets) and its runs with what each is (dim_runs) - read from the published
+marts like every other reader (`finrag sql`, `report`, `compare`, the dashboard's overview)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,11 @@ import click
 import polars as pl
 
 from python_jobs.core.console import say
-from python_jobs.warehouse.inventory import inventory
+from python_jobs.warehouse.publishing import PublishError
+from python_jobs.warehouse.queries import select
+
+DATASETS = "select * from mart_datasets order by dataset"
+RUNS = "select kind, run_id, dataset, label, created_at from dim_runs order by created_at desc nulls last, run_id"
 
 
 @click.command("ls")
@@ -18,22 +23,23 @@ from python_jobs.warehouse.inventory import inventory
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
               help="json: one object {datasets: [...], runs: [...]}.")
 def command(runs: bool, fmt: str) -> None:
-    """List the lake's datasets and runs."""
-    found = inventory()
-    if found is None:
-        say("nothing is ingested in this home yet (no lake): `finrag ingest ...` or `finrag demo`")
+    """List the warehouse's datasets and runs (the published marts of the last build)."""
+    try:
+        datasets = select(DATASETS)
+        run_list = select(RUNS) if runs else None
+    except PublishError as exc:
+        say(f"nothing to list: {exc.detail} (an empty home: `finrag ingest ...` or `finrag demo` first)")
         if fmt == "json":
             sys.stdout.write(json.dumps({"datasets": [], **({"runs": []} if runs else {})}) + "\n")
         return
-    datasets, run_list = found
     if fmt == "json":
-        out = {"datasets": datasets.to_dicts(), **({"runs": run_list.to_dicts()} if runs else {})}
+        out = {"datasets": datasets.to_dicts(), **({"runs": run_list.to_dicts()} if run_list is not None else {})}
         sys.stdout.write(json.dumps(out, default=str, ensure_ascii=False, indent=1) + "\n")
         return
     with pl.Config(tbl_rows=500, tbl_cols=20, fmt_str_lengths=90, tbl_width_chars=250, tbl_hide_dataframe_shape=True,
                    tbl_hide_column_data_types=True):
         click.echo("Datasets")
         click.echo(datasets)
-        if runs:
+        if run_list is not None:
             click.echo("\nRuns")
             click.echo(run_list.with_columns(pl.col("created_at").dt.strftime("%Y-%m-%d %H:%M")))

@@ -20,7 +20,7 @@ import polars as pl
 
 from python_jobs.commands._options import target_option
 from python_jobs.core.errors import InputError
-from python_jobs.core.rules import GRANULARITIES, SLICE_DIMENSIONS
+from python_jobs.core.rules import GRANULARITIES, SLICE_CROSSINGS, SLICE_DIMENSIONS
 from python_jobs.warehouse.reports import leaderboard, slices, trec_lines
 
 
@@ -31,7 +31,7 @@ from python_jobs.warehouse.reports import leaderboard, slices, trec_lines
               help="Granularity (trec format: default chunk, the docno of TREC runs; table/json: all).")
 @click.option("--complete", is_flag=True, help="trec: count qrels questions missing from the run as 0 (trec_eval -c).")
 @click.option("--slice", "dimensions", multiple=True,
-              help=f"table/json: means by this slice dimension ({', '.join(SLICE_DIMENSIONS)}, topic_x_task); "
+              help=f"table/json: means by this slice dimension ({', '.join(SLICE_DIMENSIONS + SLICE_CROSSINGS)}); "
                    "repeatable.")
 @click.option("--metric", "metrics", multiple=True, help="table/json: only these metrics (e.g. doc_rec, map).")
 @click.option("--k", "ks", type=int, multiple=True, help="table/json: only these cut-offs (0 = whole ranking).")

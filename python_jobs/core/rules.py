@@ -18,12 +18,14 @@ RULES_YML = Path(__file__).with_name("rules.yml")
 class Value:
     name: str
     label: str
+    crosses: tuple[str, ...] = ()  # a crossing of two slice dimensions
 
 
 @dataclass(frozen=True)
 class Rules:
     granularities: tuple[Value, ...]
-    slice_dimensions: tuple[Value, ...]
+    slice_dimensions: tuple[Value, ...]  # columns of dim_questions
+    slice_crossings: tuple[Value, ...]
     min_relevance: int
     missing_page_end: str  # the column a null page_end falls back to
     numeric_tolerance: float
@@ -53,8 +55,9 @@ class Rules:
 def load(path: Path = RULES_YML) -> Rules:
     raw = yaml.safe_load(path.read_text(encoding="utf-8"))
 
-    def values(key: str) -> tuple[Value, ...]:
-        return tuple(Value(str(v["name"]), str(v["label"])) for v in raw[key]["values"])
+    def values(key: str, part: str = "values") -> tuple[Value, ...]:
+        return tuple(Value(str(v["name"]), str(v["label"]), tuple(v.get("crosses", ())))
+                     for v in raw[key].get(part, []))
 
     missing = raw["page_coverage"]["missing_page_end"]
     if missing != "page_start":
@@ -62,6 +65,7 @@ def load(path: Path = RULES_YML) -> Rules:
     return Rules(
         granularities=values("granularities"),
         slice_dimensions=values("slice_dimensions"),
+        slice_crossings=values("slice_dimensions", "crossings"),
         min_relevance=int(raw["relevance"]["min_relevance"]),
         missing_page_end=missing,
         numeric_tolerance=float(raw["numeric_match"]["tolerance"]),
@@ -72,3 +76,4 @@ def load(path: Path = RULES_YML) -> Rules:
 RULES = load()
 GRANULARITIES = RULES.granularity_names
 SLICE_DIMENSIONS = RULES.slice_dimension_names
+SLICE_CROSSINGS = tuple(v.name for v in RULES.slice_crossings)

@@ -181,12 +181,20 @@ def _jinja_list(values: tuple[str, ...]) -> str:
 def rules_macros() -> list[tuple[str, str, str, str]]:
     """(name, arguments, body, description) of each macro the rules generate."""
     d = RULES.descriptions
-    labels = {v.name: v.label for v in (*RULES.granularities, *RULES.slice_dimensions)}
+    labels = {v.name: v.label for v in (*RULES.granularities, *RULES.slice_dimensions, *RULES.slice_crossings)}
+    rows = [{"dimension": v.name, "label": v.label, **({"crosses": list(v.crosses)} if v.crosses else {})}
+            for v in (*RULES.slice_dimensions, *RULES.slice_crossings)]
+    crossings = [row for row in rows if "crosses" in row]
     return [
         ("granularities", "", f"{{{{ return({_jinja_list(RULES.granularity_names)}) }}}}",
          f"The retrieval granularities, finest first (a list). {d['granularities']}"),
         ("slice_dimensions", "", f"{{{{ return({_jinja_list(RULES.slice_dimension_names)}) }}}}",
          f"The question slice dimensions, in display order (a list). {d['slice_dimensions']}"),
+        ("slice_crossings", "", "{{ return(" + repr(crossings) + ") }}",
+         "The crossings of two slice dimensions mart_retrieval_by_slice adds, each {dimension, label, crosses}."),
+        ("slice_dimension_rows", "", "{{ return(" + repr(rows) + ") }}",
+         "Every slice dimension, then every crossing, in display order: {dimension, label} (and crosses for a "
+         "crossing); dim_slice_dimensions publishes them."),
         ("rule_label", "name", "{{ return(" + repr(labels) + "[name]) }}",
          "The display label of a granularity or slice dimension."),
         ("relevant", "relevance", f"({{{{ relevance }}}} >= {RULES.min_relevance})",

@@ -1,8 +1,9 @@
--- The metric registry (seed `metrics`) holds every metric once; its columns only mean something for some families,
--- and the readers rely on that: a scale whose max exceeds its min, a not-applicable value off the scale, a
--- score_column for every metric that is a column of a fact (all but the judged ones), granularities only from
--- chunk / page / doc and only for the families that have them, trec_eval names only for retrieval metrics, and the
--- judged-only columns only on judged rows. Returns the rows that break a rule, with the rule.
+-- The metric registry (seed `metrics`) holds every metric once; its columns only mean something for some families, and
+-- the readers rely on that: a scale whose max exceeds its min, a not-applicable value off the scale, a score_column for
+-- every metric that is a column of a fact (all but the judged ones), granularities only from the rules' granularities
+-- (python_jobs/core/rules.yml) and only for the families that have them, trec_eval names only for retrieval metrics,
+-- and the judged-only columns only on judged rows. Returns the rows that break a rule, with the rule.
+
 
 with metrics as (
 

@@ -157,11 +157,12 @@ def test_fincolbert_vs_bm25_matches_ranx_scipy_and_exact(home: Path, finrag, sha
 
     # beyond var run_comparison_max_runs a pair is compared only when var run_comparison_pairs names it, and
     # `finrag compare` says so
-    # (finrag build without --unit-tests: the vars given here would hold in the mart's unit tests too)
-    finrag("build", "--select", "mart_run_comparison", "--vars", "{run_comparison_max_runs: 1}")
+    # (finrag build without --unit-tests: the vars given here would hold in the mart's unit tests too; int_run_pairs
+    # makes the selection: it and the models between it and the mart are rebuilt)
+    finrag("build", "--select", "int_run_pairs+,+mart_run_comparison", "--vars", "{run_comparison_max_runs: 1}")
     capped = finrag("compare", "--run-a", bm25, "--run-b", COLBERT, check=False)
     assert capped.returncode == 2 and "run_comparison_pairs" in capped.stderr and "2 runs" in capped.stderr
-    finrag("build", "--select", "mart_run_comparison", "--vars",
+    finrag("build", "--select", "int_run_pairs+,+mart_run_comparison", "--vars",
            f"{{run_comparison_max_runs: 1, run_comparison_pairs: [[{COLBERT}, {bm25}]]}}")
     named = {(r["metric"], r["k"]): r for r in json.loads(finrag(
         "compare", "--run-a", bm25, "--run-b", COLBERT, "--granularity", "chunk", "--k", "10", "--k", "0",

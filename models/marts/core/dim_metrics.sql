@@ -17,6 +17,7 @@ final as (
         description,
         display_order,
         higher_is_better,
+        pass_threshold,
         scale_min,
         scale_max,
         case when granularities is not null then {{ split_string('granularities', '|') }} end as granularities,

@@ -40,7 +40,8 @@ metrics as (
         judge_family,
         scale_min,
         scale_max,
-        higher_is_better
+        higher_is_better,
+        display_order
     from {{ ref('metrics') }}
     where family = 'judged'
 
@@ -66,6 +67,7 @@ final as (
                 then (judgments.raw_score - metrics.scale_min) / (metrics.scale_max - metrics.scale_min)
         end as normalized_score,
         metrics.higher_is_better,
+        metrics.display_order as metric_display_order,
         judgments.rationale,
         judgments.error,
         answer_runs.answer_model,

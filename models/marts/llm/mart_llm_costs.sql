@@ -71,6 +71,16 @@ final as (
     from named_calls
     group by job_run_id, job_kind, job_subject_name, purpose, model
 
+),
+
+-- when the job run started, over all its purposes and models: how readers label and order job runs
+with_start as (
+
+    select
+        *,
+        min(first_call_at) over (partition by job_run_id) as job_started_at
+    from final
+
 )
 
-select * from final
+select * from with_start

@@ -1,41 +1,24 @@
 -- Is run B better than run A? Every pair of runs of one kind scored on one dataset (retrieval vs retrieval, answer
 -- vs answer, judge vs judge), compared per metric (x granularity x k for retrieval) on the questions both were
--- scored on, from the one long table of per-question scores (fct_question_metric_scores; nothing is rescored here):
--- the means, their difference, wins / ties / losses, and the statistics of the per-question differences b - a -
--- bootstrap interval, paired t-test, paired randomization test - from ONE function, paired_tests
--- (python_jobs/warehouse/paired_tests.py, registered into DuckDB by the project's dbt-duckdb plugin), with its
--- settings from vars run_comparison_*. The differences go in ordered by question id, so the result does not depend
--- on scan order. Each unordered pair is computed once (run_a < run_b) and also written mirrored (run_b, run_a).
--- Which pairs: every pair within a (dataset, run kind) that has at most var run_comparison_max_runs runs, and the pairs
--- var run_comparison_pairs names, whatever the group's size. The cap keeps the build's cost bounded: pairs grow with
--- the square of the runs, each pair of retrieval runs is ~190 comparisons (metric x granularity x k), and each
--- comparison costs resamples + sign flips passes over its questions; 10 runs are 45 pairs.
+-- scored on, from the one pairing of per-question scores (int_run_pair_scores, over fct_question_metric_scores;
+-- nothing is rescored here): the means, their difference, wins / ties / losses, and the statistics of the
+-- per-question differences b - a - bootstrap interval, paired t-test, paired randomization test - from ONE function,
+-- paired_tests (python_jobs/warehouse/paired_tests.py, registered into DuckDB by the project's dbt-duckdb plugin),
+-- with its settings from vars run_comparison_*. The differences go in ordered by question id, so the result does
+-- not depend on scan order. Each unordered pair is computed once (run_a < run_b) and also written mirrored
+-- (run_b, run_a). Which pairs: int_run_pairs, the one place the selection is made (mart_run_pair_questions lists the
+-- same pairs' questions, from the same int_run_pair_scores). Wins and losses in the metric's direction:
+-- macros/metrics/metric_direction.sql.
 -- Judged metrics: only ok judgments are scores; the judgments of the questions both runs judged that are
 -- not_applicable or failed are counted per run, and a judged metric both runs judged appears even when no question
 -- has two ok scores (n_questions = 0, no statistics).
 
-{%- set named_pairs = var('run_comparison_pairs', []) or [] %}
-
-with scores as (
-
-    select
-        run_id,
-        run_kind,
-        dataset,
-        question_id,
-        metric,
-        granularity,
-        k,
-        value
-    from {{ ref('fct_question_metric_scores') }}
-
-),
-
-metrics as (
+with metrics as (
 
     select
         metric,
-        higher_is_better
+        higher_is_better,
+        display_order
     from {{ ref('metrics') }}
 
 ),
@@ -51,84 +34,15 @@ judgments as (
 
 ),
 
-runs as (
-
-    select
-        run_id,
-        run_kind,
-        dataset,
-        count(*) over (partition by run_kind, dataset) as runs_in_group
-    from (
-        select distinct
-            run_id,
-            run_kind,
-            dataset
-        from scores
-    ) as scored_runs
-
-),
-
-{% if named_pairs %}
-named_pairs as (
-
-    -- var run_comparison_pairs, each pair in either order
-    {% for pair in named_pairs %}
-    {%- set first = "'" ~ pair[0] | replace("'", "''") ~ "'" %}
-    {%- set second = "'" ~ pair[1] | replace("'", "''") ~ "'" %}
-    select
-        least({{ first }}, {{ second }}) as run_a,
-        greatest({{ first }}, {{ second }}) as run_b
-    {{ "union" if not loop.last }}
-    {% endfor %}
-
-),
-{% endif %}
-
 run_pairs as (
 
-    select
-        runs_a.run_id as run_a,
-        runs_b.run_id as run_b,
-        runs_a.run_kind,
-        runs_a.dataset
-    from runs as runs_a
-    inner join runs as runs_b
-        on runs_a.run_kind = runs_b.run_kind
-        and runs_a.dataset = runs_b.dataset
-        and runs_a.run_id < runs_b.run_id
-    {% if named_pairs %}
-    left join named_pairs
-        on named_pairs.run_a = runs_a.run_id
-        and named_pairs.run_b = runs_b.run_id
-    {% endif %}
-    where
-        runs_a.runs_in_group <= {{ var('run_comparison_max_runs') }}
-    {% if named_pairs %}
-        or named_pairs.run_a is not null
-    {% endif %}
+    select * from {{ ref('int_run_pairs') }}
 
 ),
 
 paired as (
 
-    select
-        run_pairs.run_a,
-        run_pairs.run_b,
-        scores_a.metric,
-        scores_a.granularity,
-        scores_a.k,
-        scores_a.question_id,
-        scores_a.value as value_a,
-        scores_b.value as value_b,
-        scores_b.value - scores_a.value as diff
-    from run_pairs
-    inner join scores as scores_a on run_pairs.run_a = scores_a.run_id
-    inner join scores as scores_b
-        on run_pairs.run_b = scores_b.run_id
-        and scores_a.question_id = scores_b.question_id
-        and scores_a.metric = scores_b.metric
-        and scores_b.granularity is not distinct from scores_a.granularity
-        and scores_b.k is not distinct from scores_a.k
+    select * from {{ ref('int_run_pair_scores') }}
 
 ),
 
@@ -144,9 +58,9 @@ compared as (
         avg(paired.value_a) as mean_a,
         avg(paired.value_b) as mean_b,
         -- B wins a question when its score is better in the metric's direction (lower is better for HAL)
-        count(case when paired.diff <> 0 and (paired.diff > 0) = metrics.higher_is_better then 1 end) as wins,
-        count(case when paired.diff = 0 then 1 end) as ties,
-        count(case when paired.diff <> 0 and (paired.diff > 0) <> metrics.higher_is_better then 1 end) as losses,
+        count(case when {{ pair_outcome('paired.diff', 'metrics.higher_is_better') }} = 'win' then 1 end) as wins,
+        count(case when {{ pair_outcome('paired.diff', 'metrics.higher_is_better') }} = 'tie' then 1 end) as ties,
+        count(case when {{ pair_outcome('paired.diff', 'metrics.higher_is_better') }} = 'loss' then 1 end) as losses,
         {{ ordered_list('paired.diff', ['paired.question_id']) }} as diffs
     from paired
     inner join metrics on paired.metric = metrics.metric
@@ -231,6 +145,7 @@ one_way as (
         comparisons.granularity,
         comparisons.k,
         metrics.higher_is_better,
+        metrics.display_order as metric_display_order,
         coalesce(tested.n_questions, 0) as n_questions,
         tested.mean_a,
         tested.mean_b,
@@ -302,6 +217,7 @@ final as (
         granularity,
         k,
         higher_is_better,
+        metric_display_order,
         n_questions,
         mean_a,
         mean_b,
@@ -332,6 +248,7 @@ final as (
         granularity,
         k,
         higher_is_better,
+        metric_display_order,
         n_questions,
         mean_b as mean_a,
         mean_a as mean_b,

@@ -1,11 +1,10 @@
 -- noqa: disable=LT02
 -- (indentation: lines a Jinja loop repeats cannot sit at one indent in every iteration's compiled SQL)
 -- The leaderboard's means by question slice (long format): run x dimension x value x granularity x metric x k.
--- Dimensions: dataset, doc_type / company / sector (of the question's primary gold document), question_type, task,
--- topic_l1 / topic_l2 / topic_l3 (value = the topic path down to that level, 'a/b/c'), and topic_x_task (the
--- OmniEval topic x task matrix at the second topic level). Questions without a value for a dimension are left
--- out of that dimension; a question missing from dim_questions (a TREC-only dataset: qrels and runs without
--- queries) is sliced by the run's dataset alone.
+-- Dimensions: the rules' slice dimensions (python_jobs/core/rules.yml) - doc_type / company / sector of the
+-- question's primary gold document, the topic levels as the topic path down to that level ('a/b/c') - and their
+-- crossings (topic_x_task: the OmniEval topic x task matrix at the second topic level). Questions without a value for a dimension are left out of that dimension; a question missing from
+-- dim_questions (a TREC-only dataset: qrels and runs without queries) is sliced by the run's dataset alone.
 
 {{
     config(
@@ -21,6 +20,7 @@
 -- depends_on: {{ ref('metrics') }}
 
 {%- set dimensions = slice_dimensions() %}
+{%- set crossings = slice_crossings() %}
 
 with runs as (
 
@@ -103,9 +103,11 @@ slice_means as (
     -- sqlfluff's duckdb dialect does not parse grouping sets yet
     group by grouping sets (  -- noqa: PRS
         {%- for dimension in dimensions %}
-        (run_id, granularity, k, {{ dimension }}),
+        (run_id, granularity, k, {{ dimension }}){{ "," if not loop.last or crossings }}
         {%- endfor %}
-        (run_id, granularity, k, topic_l2, task)
+        {%- for crossing in crossings %}
+        (run_id, granularity, k, {{ crossing.crosses | join(', ') }}){{ "," if not loop.last }}
+        {%- endfor %}
     )
 
 ),
@@ -115,13 +117,17 @@ labelled_slices as (
     select
         *,
         case
-            when topic_l2__grouped = 0 and task__grouped = 0 then 'topic_x_task'
+            {%- for crossing in crossings %}
+            when {{ crossing_grouped(crossing) }} then '{{ crossing.dimension }}'
+            {%- endfor %}
             {%- for dimension in dimensions %}
             when {{ dimension }}__grouped = 0 then '{{ dimension }}'
             {%- endfor %}
         end as dimension,
         case
-            when topic_l2__grouped = 0 and task__grouped = 0 then topic_l2 || ' x ' || task
+            {%- for crossing in crossings %}
+            when {{ crossing_grouped(crossing) }} then {{ crossing_value(crossing) }}
+            {%- endfor %}
             {%- for dimension in dimensions %}
             when {{ dimension }}__grouped = 0 then cast({{ dimension }} as string)
             {%- endfor %}

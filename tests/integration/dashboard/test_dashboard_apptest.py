@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from support.dashboard_home import DashHome
 from support.paths import PROJECT
+from support.published import read_mart
 
 PAGES_DIR = PROJECT / "dashboards" / "views"
 
@@ -22,7 +23,7 @@ def fmt(value: float) -> str:
 
 
 def mart(home: Path, name: str) -> pl.DataFrame:
-    return pl.read_parquet(home / "exports" / "marts" / f"{name}.parquet")
+    return read_mart(home, name)
 
 
 def run_page(home: Path, page: str, monkeypatch: pytest.MonkeyPatch) -> AppTest:

@@ -18,6 +18,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 from support.browser import SCREENSHOTS, Dashboard, open_page, open_paths, screenshot, wait_for_texts
 from support.cli import run_finrag
 from support.dashboard_home import BUILD_ARGS, DashHome
+from support.published import read_mart
 
 
 def fmt(value: float) -> str:
@@ -25,7 +26,7 @@ def fmt(value: float) -> str:
 
 
 def mart(home: Path, name: str) -> pl.DataFrame:
-    return pl.read_parquet(home / "exports" / "marts" / f"{name}.parquet")
+    return read_mart(home, name)
 
 
 def page_expectations(dash: DashHome) -> dict[str, tuple[dict[str, str], list[str]]]:

@@ -16,9 +16,10 @@ from python_jobs.core.lake import Lake
 from support.cli import run_finrag
 from support.dashboard_home import DATASET, DashHome
 from support.paths import PROJECT
+from support.published import read_mart
 
-PAGES = ("leaderboard", "heatmap", "slices", "run_vs_run", "judge_agreement", "drilldown", "judged", "qa_generation",
-         "costs")
+PAGES = ("overview", "leaderboard", "heatmap", "slices", "run_vs_run", "judge_agreement", "drilldown", "judged",
+         "qa_generation", "costs")
 
 
 def model_exists(name: str) -> bool:
@@ -48,22 +49,22 @@ def test_publish_writes_every_mart_with_its_rows(dash: DashHome) -> None:
     # every model of models/marts and every seed (the reference tables analysts join), and nothing else (no
     # staging view, no intermediate model)
     assert set(published) == mart_names_in_project() | seed_names_in_project()
-    assert sorted(p.name for p in out.glob("*.parquet")) == sorted(m["file"] for m in manifest["models"])
+    assert sorted(p.name for p in out.glob("*.parquet")) == sorted(f for m in manifest["models"] for f in m["files"])
     assert not list(out.glob(".*tmp*")), "a temp file was left behind"
     for name, m in published.items():
-        exported = pl.read_parquet(out / m["file"])
+        exported = read_mart(dash.home, name)
         assert exported.height == m["rows"] == db_frame(dash.home, f"select count(*) as n from {name}")["n"][0]
         assert exported.columns == m["columns"]
     # the same values as the warehouse (a mart with floats, lists and nulls)
     for name, key in [("mart_retrieval_leaderboard", ["run_id", "granularity", "metric", "k"]),
                       ("dim_questions", ["question_id"])]:
-        exported = pl.read_parquet(out / f"{name}.parquet").sort(key)
+        exported = read_mart(dash.home, name).sort(key)
         direct = db_frame(dash.home, f"select * from {name}").sort(key)
         # DuckDB names the zone Etc/UTC, Parquet UTC: the same instants
         direct = direct.with_columns(cs.datetime(time_zone="*").dt.convert_time_zone("UTC"))
         assert exported.equals(direct)
     # counts summed in SQL are HUGEINT in DuckDB; they are published as integers, not doubles
-    judge_board = pl.read_parquet(out / "mart_judge_leaderboard.parquet")
+    judge_board = read_mart(dash.home, "mart_judge_leaderboard")
     assert judge_board.schema["n_ok"] == pl.Int64 and judge_board["n_ok"].to_list() == [30]
 
 
@@ -136,8 +137,12 @@ def test_run_vs_run_finds_the_flipped_question(dash: DashHome) -> None:
     assert flip["question"].startswith("What")
     # every question scored by both runs is there, the others did not move
     assert diffs.height == 12 and diffs.filter(~pl.col("flipped"))["diff"].abs().max() == 0.0
-    # the threshold decides: nothing flips when passing needs more than a perfect score
-    assert not data.run_vs_run(dash.home, closed, rag, "exact_match", None, None, threshold=1.5)["flipped"].any()
+    # passing is the registry's rule: exact_match's pass threshold, higher is better; B wins the flipped question
+    registry = data.metric_registry(dash.home).filter(pl.col("metric") == "exact_match").row(0, named=True)
+    assert set(diffs["pass_threshold"]) == {registry["pass_threshold"]} and registry["higher_is_better"]
+    assert diffs["passes_b"].to_list() == [v >= registry["pass_threshold"] for v in diffs["value_b"]]
+    assert diffs["passes_a"].to_list() == [v >= registry["pass_threshold"] for v in diffs["value_a"]]
+    assert flip["outcome"] == "win" and set(diffs.filter(~pl.col("flipped"))["outcome"]) == {"tie"}
 
 
 def test_missing_marts_read_as_no_data(tmp_path: Path) -> None:
@@ -166,27 +171,48 @@ def test_exposures_in_dbt_docs_and_no_publish(dash: DashHome) -> None:
         e = exposures[f"dashboard_{page}"]
         assert e["type"] == "dashboard" and e["url"] == f"http://localhost:8501/{page}"
     deps = {name: set(e["depends_on"]["nodes"]) for name, e in exposures.items()}
-    assert deps["dashboard_leaderboard"] >= {"model.finrag.mart_retrieval_leaderboard",
+    # every page reads marts and nothing else: no lake source, no staging or intermediate model
+    assert all(node.startswith("model.finrag.") and node.split(".")[-1] in mart_names_in_project()
+               for nodes in deps.values() for node in nodes), deps
+    assert deps["dashboard_leaderboard"] >= {"model.finrag.mart_retrieval_board",
                                               "model.finrag.mart_generation_leaderboard",
-                                              "model.finrag.mart_judge_leaderboard"}
+                                              "model.finrag.mart_judge_leaderboard", "model.finrag.dim_runs"}
+    assert deps["dashboard_overview"] == {"model.finrag.mart_datasets", "model.finrag.dim_runs"}
+    # empty states name their cause from mart_datasets (and the judge leaderboard's failures)
     assert deps["dashboard_judge_agreement"] == {"model.finrag.mart_judge_agreement",
                                                  "model.finrag.mart_judge_confusion",
-                                                 "model.finrag.fct_judge_human_pairs", "model.finrag.dim_questions"}
+                                                 "model.finrag.mart_judge_disagreements",
+                                                 "model.finrag.mart_datasets", "model.finrag.mart_judge_leaderboard"}
     assert "model.finrag.fct_judge_scores" in deps["dashboard_drilldown"]
-    assert deps["dashboard_costs"] == {"model.finrag.mart_llm_costs"}
+    assert deps["dashboard_costs"] == {"model.finrag.mart_llm_costs", "model.finrag.mart_datasets"}
     assert deps["dashboard_qa_generation"] == {"model.finrag.mart_generation_acceptance",
-                                               "model.finrag.mart_inspection_agreement"}
+                                               "model.finrag.mart_inspection_agreement", "model.finrag.mart_datasets"}
     assert "model.finrag.mart_judge_by_slice" in deps["dashboard_judged"]
-    # every mart has a page
+    # every mart has a page: one reads it, or a mart a page reads is built from it (mart_retrieval_leaderboard
+    # feeds mart_retrieval_board)
     shown = set().union(*deps.values())
-    assert {f"model.finrag.{m}" for m in mart_names_in_project() if m.startswith("mart_")} <= shown
-    # the drill-down's hit marks are the metrics' own (fct_retrieval_results_judged), not re-derived from the lake
-    assert "model.finrag.fct_retrieval_results_judged" in deps["dashboard_drilldown"]
-    assert "source.finrag.lake.retrieval_results" not in deps["dashboard_drilldown"]
+    upstream: set[str] = set()
+    todo = list(shown)
+    while todo:
+        for parent in manifest["parent_map"].get(todo.pop(), []):
+            if parent not in upstream:
+                upstream.add(parent)
+                todo.append(parent)
+    marts = {f"model.finrag.{m}" for m in mart_names_in_project() if m.startswith("mart_")}
+    assert marts <= shown | upstream, sorted(marts - shown - upstream)
+    # the drill-down's hit marks are the metrics' own (fct_retrieval_results_judged, through mart_drilldown_results),
+    # never re-derived from the lake
+    assert "model.finrag.mart_drilldown_results" in deps["dashboard_drilldown"]
+    assert "model.finrag.fct_retrieval_results_judged" in manifest["parent_map"]["model.finrag.mart_drilldown_results"]
     assert "model.finrag.mart_oracle_gap" in deps["dashboard_slices"]
-    assert deps["dashboard_heatmap"] == {"model.finrag.mart_topic_task_matrix"}
-    assert deps["dashboard_run_vs_run"] == {"model.finrag.mart_run_comparison", "model.finrag.dim_metrics",
-                                            "model.finrag.fct_question_metric_scores", "model.finrag.dim_questions"}
+    assert deps["dashboard_heatmap"] == {"model.finrag.mart_topic_task_matrix", "model.finrag.dim_runs",
+                                         "model.finrag.mart_datasets"}
+    # run vs run: the pairs' statistics and their questions, both over the one selection and pairing of runs
+    assert deps["dashboard_run_vs_run"] == {"model.finrag.mart_run_comparison", "model.finrag.mart_run_pair_questions",
+                                            "model.finrag.dim_runs", "model.finrag.mart_datasets"}
+    for mart in ("mart_run_comparison", "mart_run_pair_questions"):
+        assert "model.finrag.int_run_pair_scores" in manifest["parent_map"][f"model.finrag.{mart}"]
+    assert "model.finrag.int_run_pairs" in manifest["parent_map"]["model.finrag.int_run_pair_scores"]
     assert (home / "exports" / "marts" / "_manifest.json").read_text() == manifest_before
 
 
@@ -212,7 +238,7 @@ def test_comparison_to_the_leader_is_oriented_run_minus_leader(dash: DashHome) -
     f = dash.facts
     pairs = data.compared_to(dash.home, f["oracle"], "ndcg", "page", 5)
     assert pairs["run_id"].to_list() == [f["bm25"]]  # once, whichever way round the mart holds the pair
-    mart = pl.read_parquet(dash.home / "exports" / "marts" / "mart_run_comparison.parquet").filter(
+    mart = read_mart(dash.home, "mart_run_comparison").filter(
         (pl.col("metric") == "ndcg") & (pl.col("granularity") == "page") & (pl.col("k") == 5)
         & (pl.col("run_a") == f["bm25"]) & (pl.col("run_b") == f["oracle"])).row(0, named=True)
     got = pairs.row(0, named=True)
@@ -224,7 +250,7 @@ def test_comparison_to_the_leader_is_oriented_run_minus_leader(dash: DashHome) -
 
 def test_metric_against_k(dash: DashHome) -> None:
     curves = data.retrieval_metric_by_k(dash.home, "page_rec", "chunk")  # page_rec: at its own granularity
-    mart = pl.read_parquet(dash.home / "exports" / "marts" / "mart_retrieval_leaderboard.parquet").filter(
+    mart = read_mart(dash.home, "mart_retrieval_leaderboard").filter(
         (pl.col("metric") == "page_rec") & (pl.col("k") > 0))
     assert curves.height == mart.height and 0 not in curves["k"].to_list()
     one = curves.filter((pl.col("run_id") == dash.facts["bm25"]) & (pl.col("k") == 5))["mean"].item()
@@ -233,13 +259,13 @@ def test_metric_against_k(dash: DashHome) -> None:
 
 def test_empty_states_name_the_real_cause(dash: DashHome, tmp_path: Path) -> None:
     reason, command = data.diagnose(tmp_path, "retrieval")
-    assert "nothing is ingested" in reason and command.startswith("finrag ingest")
+    assert "nothing is published" in reason and command.startswith("finrag ingest") and "finrag build" in command
     # financebench has documents but no PDFs, so no chunk
     reason, command = data.diagnose(dash.home, "retrieval", ["financebench"])
     assert "no chunks" in reason and command.startswith("finrag chunk --dataset financebench")
     reason, command = data.diagnose(dash.home, "judged", ["demo_synthetic"])
     assert "no judge run" in reason and "finrag judge" in command
-    counts = data.lake_datasets(dash.home)
+    counts = data.dataset_counts(dash.home)
     synthetic = counts.filter(pl.col("dataset") == DATASET).row(0, named=True)
     assert synthetic["n_retrieval_runs"] == 2 and synthetic["n_answer_runs"] == 2 and synthetic["n_pages"] > 0
     assert counts.filter(pl.col("dataset") == "financebench")["n_judge_runs"].item() == 1
@@ -272,7 +298,7 @@ def test_llm_costs_are_the_ledger_summed(dash: DashHome) -> None:
     assert (judge["job_subject"], judge["purpose"], judge["model"]) == (dash.facts["judged_run"], "judge", "fake-model")
 
 
-def test_finrag_ls_prints_the_lake(dash: DashHome, tmp_path: Path) -> None:
+def test_finrag_ls_prints_the_published_marts(dash: DashHome, tmp_path: Path) -> None:
     out = json.loads(run_finrag(dash.home, "ls", "--format", "json").stdout)
     datasets = {d["dataset"]: d for d in out["datasets"]}
     synthetic = datasets[DATASET]
@@ -289,12 +315,12 @@ def test_finrag_ls_prints_the_lake(dash: DashHome, tmp_path: Path) -> None:
     # an empty home: a note, no lake created
     empty = tmp_path / "empty"
     proc = run_finrag(empty, "ls")
-    assert proc.stdout == "" and "nothing is ingested" in proc.stderr and not (empty / "lake").exists()
+    assert proc.stdout == "" and "nothing is published" in proc.stderr and not (empty / "lake").exists()
 
 
 def test_evidence_overlap_curves_are_the_mart_unpivoted(dash: DashHome) -> None:
     curves = data.evidence_overlap(dash.home)
-    mart = pl.read_parquet(dash.home / "exports" / "marts" / "mart_retrieval_evidence_overlap.parquet").filter(
+    mart = read_mart(dash.home, "mart_retrieval_evidence_overlap").filter(
         pl.col("k") > 0)
     assert set(curves["metric"]) == {"max_bleu", "max_rouge_l"} and curves.height == 2 * mart.height
     for m in mart.iter_rows(named=True):
@@ -326,17 +352,19 @@ def test_every_judgment_failed_is_named_with_its_error(dash: DashHome, tmp_path:
          "status": "failed", "error": "APIConnectionError: Connection refused"}
         for q in ("finrag_synth_0_00001", "finrag_synth_0_00002")])
     Lake(home).land([("judge_runs", judge_run, run), ("judgments", judge_run, failed)])
+    # the dashboard reads what the last build published: built, the empty state names the run, the leaderboard
+    # warns about it and the drill-down shows each judgment's error
+    run_finrag(home, "build", "--all", "--quiet", "--exclude", "resource_type:test", "resource_type:unit_test")
     reason, command = data.diagnose(home, "judged", [DATASET])
     assert reason == (f"every correctness judgment of {judge_run} failed (2; first error: APIConnectionError: "
                       "Connection refused)")
     assert command.startswith(f"finrag judge --answer-run {dash.facts['rag']} --metrics correctness")
-    # built: the leaderboard warns about the run, the drill-down shows each judgment's error
-    run_finrag(home, "build", "--all", "--quiet", "--exclude", "resource_type:test", "resource_type:unit_test")
     verdicts = data.judge_verdicts(home, DATASET, "finrag_synth_0_00001")
     assert verdicts.select("judge_run_id", "status", "error").rows() == [
         (judge_run, "failed", "APIConnectionError: Connection refused")]
     board = data.judge_leaderboard(home, [DATASET]).row(0, named=True)
     assert (board["judge_run_id"], board["mean"], board["n_ok"], board["n_failed"]) == (judge_run, None, 0, 2)
+    assert (board["all_failed"], board["first_error"]) == (True, "APIConnectionError: Connection refused")
 
 
 def test_questions_without_reference_answers_are_named(dash: DashHome, tmp_path: Path) -> None:
@@ -357,6 +385,7 @@ def test_questions_without_reference_answers_are_named(dash: DashHome, tmp_path:
                                          for q in ("q1", "q2")])
     Lake(home).land([("questions", "noref", questions), ("generation_runs", "noref-closed", run),
                      ("answers", "noref-closed", answers)])
+    run_finrag(home, "build", "--all", "--quiet", "--exclude", "resource_type:test", "resource_type:unit_test")
     reason, command = data.diagnose(home, "generation", ["noref"])
     assert reason.startswith("the questions of noref have no reference answers") and "finrag judge" in command
-    assert data.lake_datasets(home).filter(pl.col("dataset") == "noref")["n_with_reference"].item() == 0
+    assert data.dataset_counts(home).filter(pl.col("dataset") == "noref")["n_with_reference"].item() == 0

@@ -1,0 +1,51 @@
+-- The per-question scores of every compared pair of runs side by side, once for every model that reads them
+-- (mart_run_comparison, its statistics; mart_run_pair_questions, its questions): for each pair of int_run_pairs
+-- (run_a < run_b) and each metric (x granularity x k) both runs were scored on, every question both scored, with
+-- both values and their difference b - a, from fct_question_metric_scores (nothing is rescored here). Both runs are
+-- on one dataset, so question_id alone names the question within the pair.
+
+with run_pairs as (
+
+    select * from {{ ref('int_run_pairs') }}
+
+),
+
+scores as (
+
+    select
+        run_id,
+        question_id,
+        metric,
+        granularity,
+        k,
+        value
+    from {{ ref('fct_question_metric_scores') }}
+
+),
+
+paired as (
+
+    select
+        run_pairs.run_a,
+        run_pairs.run_b,
+        run_pairs.run_kind,
+        run_pairs.dataset,
+        scores_a.metric,
+        scores_a.granularity,
+        scores_a.k,
+        scores_a.question_id,
+        scores_a.value as value_a,
+        scores_b.value as value_b,
+        scores_b.value - scores_a.value as diff
+    from run_pairs
+    inner join scores as scores_a on run_pairs.run_a = scores_a.run_id
+    inner join scores as scores_b
+        on run_pairs.run_b = scores_b.run_id
+        and scores_a.question_id = scores_b.question_id
+        and scores_a.metric = scores_b.metric
+        and scores_b.granularity is not distinct from scores_a.granularity
+        and scores_b.k is not distinct from scores_a.k
+
+)
+
+select * from paired

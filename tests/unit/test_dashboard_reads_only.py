@@ -1,0 +1,161 @@
+"""The dashboard only reads: every query of dashboards/data.py is a plain select over published marts (no join, no
+group by or aggregate, no window, no CTE or subquery, no set operation, no table function, no lake table), no rule
+list (granularities, slice dimensions) is spelled under dashboards/, and each page's exposure
+(models/marts/_dashboard__exposures.yml) names the models the page reads. Static: parsed with ast and sqlglot."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import sqlglot
+import yaml
+from sqlglot import exp
+
+from support.paths import PROJECT
+
+DATA = PROJECT / "dashboards" / "data.py"
+VIEWS = PROJECT / "dashboards" / "views"
+# what a plain select may not hold: each would be a rule, a join or a computation of the dashboard's own
+FORBIDDEN = {
+    "a join": exp.Join, "a group by": exp.Group, "an aggregate": exp.AggFunc, "a window": exp.Window,
+    "a having": exp.Having, "a qualify": exp.Qualify, "a CTE": exp.With, "a subquery": exp.Subquery,
+    "a set operation": exp.SetOperation, "a pivot": exp.Pivot, "an unnest": exp.Unnest, "a lateral": exp.Lateral,
+}
+
+
+def published_names() -> set[str]:
+    """What a build publishes: every model under models/marts and every seed (dbt_project.yml meta.published)."""
+    return ({p.stem for p in (PROJECT / "models" / "marts").rglob("*.sql")}
+            | {p.stem for p in (PROJECT / "seeds").glob("*.csv")})
+
+
+def sql_text(node: ast.expr) -> str:
+    """A query's SQL: a string, or an f-string whose placeholders (filters built by _in_list) read as `true`."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    assert isinstance(node, ast.JoinedStr), ast.unparse(node)
+    return "".join(v.value if isinstance(v, ast.Constant) else "true" for v in node.values)
+
+
+def queries() -> list[tuple[str, str, list[str]]]:
+    """(function, SQL, marts) of every query(...) call in data.py."""
+    tree = ast.parse(DATA.read_text())
+    found = []
+    for function in [n for n in tree.body if isinstance(n, ast.FunctionDef)]:
+        for call in ast.walk(function):
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "query":
+                marts = next((k.value for k in call.keywords if k.arg == "marts"), ast.List(elts=[]))
+                names = [e.value if isinstance(e, ast.Constant) else f"<not a literal: {ast.unparse(e)}>"
+                         for e in (marts.elts if isinstance(marts, ast.List) else [marts])]
+                found.append((function.name, sql_text(call.args[1]), names))
+    return found
+
+
+def query_problems(function: str, sql: str, marts: list[str], published: set[str]) -> list[str]:
+    """What makes one query more than a select over one published mart (empty: nothing)."""
+    statements = sqlglot.parse(sql, read="duckdb")
+    if len(statements) != 1 or not isinstance(statements[0], exp.Select):
+        return [f"{function}: not one SELECT"]
+    select = statements[0]
+    problems = [f"{function}: {what}" for what, kind in FORBIDDEN.items() if any(select.find_all(kind))]
+    tables = list(select.find_all(exp.Table))
+    if len(tables) != 1:
+        problems.append(f"{function}: reads {len(tables)} tables ({', '.join(t.sql() for t in tables)})")
+    for table in tables:
+        if not isinstance(table.this, exp.Identifier):
+            problems.append(f"{function}: a table function {table.sql()}")
+        elif table.name not in published:
+            problems.append(f"{function}: {table.name} is not a published mart or seed")
+    if [t.name for t in tables] != marts:
+        problems.append(f"{function}: marts={marts} is not the table it reads")
+    return problems
+
+
+def test_every_query_is_a_select_over_marts() -> None:
+    found = queries()
+    assert len(found) >= 40
+    published = published_names()
+    problems = [p for function, sql, marts in found for p in query_problems(function, sql, marts, published)]
+    assert problems == []
+
+
+def test_data_reads_nothing_but_the_published_marts() -> None:
+    source = DATA.read_text()
+    # one connection, in query(): its views over the files the published manifest names
+    assert source.count("duckdb.connect(") == 1 and source.count("read_parquet(") == 1
+    for path in [DATA, *VIEWS.glob("*.py"), PROJECT / "dashboards" / "ui.py", PROJECT / "dashboards" / "app.py"]:
+        text = path.read_text()
+        assert "python_jobs.core.lake" not in text and "inventory" not in text, path
+        assert not re.search(r"\blake_\w+|/\s*\"lake\"|'lake'", text), f"{path}: reads the lake"
+
+
+def string_lists(path: Path) -> list[set[str]]:
+    tree = ast.parse(path.read_text())
+    return [{e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+            for node in ast.walk(tree) if isinstance(node, (ast.List, ast.Tuple, ast.Set))]
+
+
+def test_no_rule_lists_in_dashboards() -> None:
+    """The granularity order and the slice dimensions are read from marts (dim_granularities,
+    dim_slice_dimensions), never spelled here; no pass threshold either (the registry's pass_threshold)."""
+    granularities = set(re.findall(r"'(\w+)'", re.search(r"return\(\[(.*?)\]\)", (
+        PROJECT / "macros" / "retrieval" / "granularities.sql").read_text()).group(1)))
+    assert granularities == {"chunk", "page", "doc"}
+    dimensions = set(re.findall(r"'dimension': '(\w+)'",
+                                (PROJECT / "macros" / "slices" / "slice_dimensions.sql").read_text()))
+    assert {"doc_type", "question_type", "topic_x_task"} <= dimensions
+    for path in (PROJECT / "dashboards").rglob("*.py"):
+        for strings in string_lists(path):
+            assert len(strings & granularities) < 2, f"{path}: a list of granularities {strings}"
+            assert len(strings & dimensions) < 2, f"{path}: a list of slice dimensions {strings}"
+        assert "THRESHOLD" not in path.read_text(), f"{path}: a threshold of its own"
+
+
+def data_function_marts() -> dict[str, set[str]]:
+    """data.py function -> the marts it reads, through the data functions it calls (diagnose's conditional reads
+    apart: see below)."""
+    tree = ast.parse(DATA.read_text())
+    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    direct: dict[str, set[str]] = {}
+    calls: dict[str, set[str]] = {}
+    for name, node in functions.items():
+        direct[name] = {m for f, _, marts in queries() if f == name for m in marts}
+        calls[name] = {c.func.id for c in ast.walk(node) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
+                       and c.func.id in functions and c.func.id != name}
+
+    def reach(name: str, seen: frozenset[str] = frozenset()) -> set[str]:
+        out = set(direct[name])
+        for callee in calls[name] - seen:
+            out |= reach(callee, seen | {name})
+        return out
+
+    return {name: reach(name) for name in functions}
+
+
+def page_reads(page: Path, marts_of: dict[str, set[str]]) -> tuple[set[str], set[str]]:
+    """(marts the page reads for sure, marts it may read): its data.* calls; ui.empty_state's diagnose reads
+    mart_datasets always and other marts only for some causes."""
+    tree = ast.parse(page.read_text())
+    called = {c.func.attr for c in ast.walk(tree) if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
+              and isinstance(c.func.value, ast.Name) and c.func.value.id == "data"}
+    empty_state = any(isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr == "empty_state"
+                      for c in ast.walk(tree))
+    sure = set().union(*(marts_of[f] for f in called - {"diagnose"})) if called - {"diagnose"} else set()
+    if empty_state or "diagnose" in called:
+        sure |= marts_of["dataset_counts"]
+        return sure, sure | marts_of["diagnose"]
+    return sure, sure
+
+
+def test_exposures_name_what_each_page_reads() -> None:
+    exposures = {e["name"]: e for e in yaml.safe_load(
+        (PROJECT / "models" / "marts" / "_dashboard__exposures.yml").read_text())["exposures"]}
+    marts_of = data_function_marts()
+    pages = sorted(VIEWS.glob("*.py"))
+    assert set(exposures) == {f"dashboard_{p.stem}" for p in pages}
+    for page in pages:
+        named = {re.fullmatch(r"ref\('(\w+)'\)", d).group(1) for d in exposures[f"dashboard_{page.stem}"]["depends_on"]}
+        sure, possible = page_reads(page, marts_of)
+        assert sure <= named <= possible, (page.stem, sorted(sure - named), sorted(named - possible))
