@@ -78,7 +78,7 @@ def test_a_plain_dbt_build_refreshes_what_every_reader_reads(home: Path, finrag,
     named = {f for m in read_manifest(home).models.values() for f in m.files}
     previous = {f for m in json.loads((out / "_manifest.previous.json").read_text())["models"] for f in m["files"]}
     plain_dbt_build(project, home, "--select", "dim_metrics")
-    left = {p.name for p in out.glob("*.parquet")}
+    left = {p.relative_to(out).as_posix() for p in out.rglob("*.parquet")}
     assert named <= left  # now the previous manifest's
     assert not (previous - named) & left
     assert left <= named | {f for m in read_manifest(home).models.values() for f in m.files}
