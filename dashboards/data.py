@@ -524,6 +524,27 @@ def judge_disagreements(home: Path, judge_run_id: str, metric: str, label_set: s
     """, [judge_run_id, metric, label_set], marts=["mart_judge_disagreements"])
 
 
+def human_label_leaderboard(home: Path) -> pl.DataFrame | None:
+    """Human labels as a rater (mart_human_label_leaderboard): per label set, answer run and metric, each label's
+    count and share, and the run's mean normalised label score."""
+    return query(home, """
+        select label_set, answer_run_id, answer_model, eval_mode, metric, label, raw_score, n, n_labelled, share,
+               mean
+        from mart_human_label_leaderboard
+        order by label_set, metric, mean desc, answer_run_id, raw_score desc
+    """, marts=["mart_human_label_leaderboard"])
+
+
+def human_label_by_slice(home: Path, label_set: str, metric: str, dimension: str) -> pl.DataFrame | None:
+    """mart_human_label_by_slice's rows of one label set, metric and slice dimension."""
+    return query(home, """
+        select answer_run_id, value, label, raw_score, n, n_labelled, share, mean
+        from mart_human_label_by_slice
+        where label_set = ? and metric = ? and dimension = ?
+        order by answer_run_id, value, raw_score desc
+    """, [label_set, metric, dimension], marts=["mart_human_label_by_slice"])
+
+
 # ---------------------------------------------------------------------------------------------------- drill-down
 
 def questions(home: Path, dataset: str | None = None) -> pl.DataFrame | None:

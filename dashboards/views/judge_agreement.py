@@ -15,6 +15,37 @@ MAX_LINKS = 25
 
 home = ui.home()
 st.title("Judge agreement")
+
+# the humans as a rater of their own (FinanceBench's headline table): shares of each label per answer run
+labels = data.human_label_leaderboard(home)
+if labels is not None and not labels.is_empty():
+    st.header("Human labels as a rater")
+    rated = labels.select("label_set", "metric").unique(maintain_order=True)
+    rated_labels = [f"{r['label_set']} / {r['metric']}" for r in rated.iter_rows(named=True)]
+    label_cols = st.columns(2)
+    with label_cols[0]:
+        rated_choice = ui.pick("Label set / metric", rated_labels, key="rated", param="rated")
+    rated_set, rated_metric = rated.row(rated_labels.index(rated_choice))
+    shares = labels.filter((pl.col("label_set") == rated_set) & (pl.col("metric") == rated_metric))
+    run_order = shares["answer_run_id"].unique(maintain_order=True).to_list()  # the mart's order: best mean first
+    label_order = shares["label"].unique(maintain_order=True).to_list()
+    st.altair_chart(alt.Chart(shares.to_pandas()).mark_bar().encode(
+        x=alt.X("share:Q", title="share of the run's labels", axis=alt.Axis(format="%")),
+        y=alt.Y("answer_run_id:N", title=None, sort=run_order),
+        color=alt.Color("label:N", sort=label_order),
+        tooltip=["answer_run_id", "label", "n", "n_labelled", alt.Tooltip("share:Q", format=".1%"),
+                 alt.Tooltip("mean:Q", format=".3f")]).properties(height=22 * len(run_order) + 40), width="stretch")
+    dimension_labels = data.slice_dimension_labels(home)
+    with label_cols[1]:
+        slice_dimension = ui.pick("By slice", data.slice_dimensions(home, question_columns_only=True),
+                                  key="label_dimension", param="label_dimension",
+                                  format_func=lambda d: dimension_labels.get(d, d))
+    by_slice = data.human_label_by_slice(home, rated_set, rated_metric, slice_dimension)
+    if by_slice is not None and not by_slice.is_empty():
+        ui.show_table(by_slice.pivot(on="label", index=["answer_run_id", "value", "n_labelled", "mean"],
+                                     values="share", aggregate_function="first"))
+
+st.header("LLM judges against the humans")
 agreement = data.judge_agreement(home)
 if agreement is None or agreement.is_empty():
     ui.empty_state(home, "agreement")

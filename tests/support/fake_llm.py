@@ -41,6 +41,9 @@ class Behaviour:
     requests: list[dict[str, Any]] = field(default_factory=list)
     auth_headers: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # completions being answered at once, now and at most (a request waits out `latency` inside)
+    in_flight: int = 0
+    max_in_flight: int = 0
 
     def completions(self) -> list[dict[str, Any]]:
         with self.lock:
@@ -94,7 +97,12 @@ def make_server(behaviour: Behaviour, host: str = "127.0.0.1", port: int = 0) ->
                                 b'"type":"invalid_request_error"}}')
                 return
             if behaviour.latency:
+                with behaviour.lock:
+                    behaviour.in_flight += 1
+                    behaviour.max_in_flight = max(behaviour.max_in_flight, behaviour.in_flight)
                 time.sleep(behaviour.latency)
+                with behaviour.lock:
+                    behaviour.in_flight -= 1
             if fault == "429":
                 self._send(429, b'{"error":{"message":"slow down","type":"rate_limit"}}', {"Retry-After": "1"})
                 return

@@ -13,6 +13,7 @@ import sqlglot
 import yaml
 from sqlglot import exp
 
+from python_jobs.core.rules import RULES
 from support.paths import PROJECT
 
 DATA = PROJECT / "dashboards" / "data.py"
@@ -98,13 +99,12 @@ def string_lists(path: Path) -> list[set[str]]:
 
 
 def test_no_rule_lists_in_dashboards() -> None:
-    """The granularity order and the slice dimensions are read from marts (dim_granularities,
-    dim_slice_dimensions), never spelled here; no pass threshold either (the registry's pass_threshold)."""
-    granularities = set(re.findall(r"'(\w+)'", re.search(r"return\(\[(.*?)\]\)", (
-        PROJECT / "macros" / "retrieval" / "granularities.sql").read_text()).group(1)))
+    """The granularity order and the slice dimensions (python_jobs/core/rules.yml) are read from marts
+    (dim_granularities, dim_slice_dimensions), never spelled here; no pass threshold either (the registry's
+    pass_threshold)."""
+    granularities = set(RULES.granularity_names)
     assert granularities == {"chunk", "page", "doc"}
-    dimensions = set(re.findall(r"'dimension': '(\w+)'",
-                                (PROJECT / "macros" / "slices" / "slice_dimensions.sql").read_text()))
+    dimensions = {*RULES.slice_dimension_names, *(v.name for v in RULES.slice_crossings)}
     assert {"doc_type", "question_type", "topic_x_task"} <= dimensions
     for path in (PROJECT / "dashboards").rglob("*.py"):
         for strings in string_lists(path):

@@ -190,6 +190,14 @@ def test_run_vs_run(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_judge_agreement(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
     at = run_page(dash.home, "judge_agreement", monkeypatch)
+    # the humans as a rater: the labelled runs' shares by the first slice dimension, as the mart has them
+    dimension = at.selectbox(key="label_dimension").value
+    labels = mart(dash.home, "mart_human_label_by_slice").filter(pl.col("dimension") == dimension)
+    by_slice = table(at, 0)
+    assert len(by_slice) == labels.select("answer_run_id", "value").n_unique() > 0
+    for r in labels.iter_rows(named=True):
+        assert row_of(by_slice, answer_run_id=r["answer_run_id"], value=r["value"])["n_labelled"] == \
+            str(r["n_labelled"])
     assert at.selectbox(key="judge_run").value == dash.facts["judge"]
     agreement = mart(dash.home, "mart_judge_agreement").filter(pl.col("judge_run_id") == dash.facts["judge"])
     row = agreement.row(0, named=True)
@@ -198,7 +206,7 @@ def test_judge_agreement(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> Non
     assert shown["Questions labelled by both"] == str(row["n"]) == "30"
     # the confusion matrix: the mart's counts, judge class x human class
     confusion = mart(dash.home, "mart_judge_confusion").filter(pl.col("judge_run_id") == dash.facts["judge"])
-    matrix = table(at, 1)
+    matrix = table(at, 2)
     for c in confusion.iter_rows(named=True):
         assert row_of(matrix, **{"judge \\ human": c["judge_class"]})[c["human_class"]] == str(c["n"])
     # the scripted judge said -1 (incorrect) 10 times and 2 (correct) 20 times
@@ -209,7 +217,7 @@ def test_judge_agreement(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> Non
         (pl.col("judge_run_id") == dash.facts["judge"]) & pl.col("is_scored")
         & (pl.col("judge_class") != pl.col("human_class")))
     assert disagree.height == row["n"] - round(row["accuracy"] * row["n"])
-    assert {r["question_id"] for r in table(at, 2)} == set(disagree["question_id"])
+    assert {r["question_id"] for r in table(at, 3)} == set(disagree["question_id"])
     links = [m.value for m in at.markdown if "drilldown?" in m.value]
     assert len(links) == min(25, disagree.height)
     assert all(f"runs={dash.facts['judge']}" in link for link in links)

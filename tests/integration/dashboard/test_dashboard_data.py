@@ -182,7 +182,10 @@ def test_exposures_in_dbt_docs_and_no_publish(dash: DashHome) -> None:
     assert deps["dashboard_judge_agreement"] == {"model.finrag.mart_judge_agreement",
                                                  "model.finrag.mart_judge_confusion",
                                                  "model.finrag.mart_judge_disagreements",
-                                                 "model.finrag.mart_datasets", "model.finrag.mart_judge_leaderboard"}
+                                                 "model.finrag.mart_datasets", "model.finrag.mart_judge_leaderboard",
+                                                 "model.finrag.mart_human_label_leaderboard",
+                                                 "model.finrag.mart_human_label_by_slice",
+                                                 "model.finrag.dim_slice_dimensions"}
     assert "model.finrag.fct_judge_scores" in deps["dashboard_drilldown"]
     assert deps["dashboard_costs"] == {"model.finrag.mart_llm_costs", "model.finrag.mart_datasets"}
     assert deps["dashboard_qa_generation"] == {"model.finrag.mart_generation_acceptance",

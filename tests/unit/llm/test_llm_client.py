@@ -122,15 +122,14 @@ def test_final_failure_is_recorded_never_an_answer_and_retried_next_run(home: Pa
 
 
 def test_concurrency_limit_gives_parallel_calls(home: Path) -> None:
+    # the server counts the completions it answers at once (each waits 0.5 s inside): the client's limit, not a
+    # wall-clock reading (which a busy machine stretches), is what is checked
     b = Behaviour(latency=0.5)
     with FakeLLM(b) as fake:
         with LLMClient(home, config(fake, concurrency=8, timeout=5)) as llm:
-            llm.complete(ChatRequest(messages(None, "warm-up"), "test"))  # the openai import is not per-call cost
-            t0 = time.perf_counter()
-            llm.complete_many(reqs(16, "par"))
-            parallel = time.perf_counter() - t0
-    # serial would take 16 x 0.5 = 8 s; eight at a time 1 s plus overhead (generous: CI machines are busy)
-    assert 1.0 <= parallel < 4.0
+            results = llm.complete_many(reqs(16, "par"))
+    assert all(r.ok for r in results)
+    assert b.max_in_flight == 8
 
 
 def test_cost_from_the_price_seed(home: Path) -> None:
