@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -144,6 +145,76 @@ def paired_tests(diffs: Sequence[float], resamples: int, sign_flips: int, seed: 
     return paired_tests_batch([diffs], resamples, sign_flips, seed, level)[0]
 
 
+# ---- who won a question, and Tukey's HSD ----------------------------------------------------------------------------
+def outcome(diff: float | None, higher_is_better: bool | None) -> str | None:
+    """B's outcome on one question from diff = B - A in the metric's direction: 'win' when B is better (higher, or
+    lower when lower is better), 'loss' when worse, 'tie' when equal; None when the diff or the direction is."""
+    if diff is None or higher_is_better is None or diff != diff:
+        return None
+    if diff == 0:
+        return "tie"
+    return "win" if (diff > 0) == bool(higher_is_better) else "loss"
+
+
+# Tukey's HSD p-values (scipy.stats.tukey_hsd, which ranx's compare(stat_test="tukey") calls) for one comparison of
+# two runs of a family of k runs: q = |mean_a - mean_b| / sqrt((1/n_a + 1/n_b) * mse / 2), p = the studentized range
+# survival sf(q, k, df) with the family's pooled within-run variance mse and df = N - k. scipy integrates that
+# survival numerically (~50 ms a value) below df = 100,000, and switches to its df = infinity form (fast) above:
+# below, each (k, df) gets its log-survival evaluated exactly on a Chebyshev grid of q and a cubic spline through it
+# (relative error below 1e-4 where p > 1e-8, tests/unit/warehouse/test_paired_tests.py), so a build's cost grows
+# with the families, not with the runs compared; a q beyond the grid has p < 1e-12 and gets 0.
+_TUKEY_DIRECT_DF = 100_000
+_TUKEY_GRID = 48
+_TUKEY_FLOOR = 1e-12
+
+
+@lru_cache(maxsize=512)
+def _tukey_log_sf(k: int, df: float):
+    import warnings
+
+    from scipy.interpolate import CubicSpline
+    from scipy.stats import studentized_range
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # scipy's integration deep in the tail
+        q_max = 8.0
+        while not studentized_range.sf(q_max, k, df) <= _TUKEY_FLOOR:
+            q_max *= 2
+        nodes = q_max * (1 - np.cos(np.linspace(0, np.pi, _TUKEY_GRID))) / 2
+        sf = studentized_range.sf(nodes, k, df)
+    finite = np.isfinite(sf) & (sf > 0)
+    return float(nodes[finite][-1]), CubicSpline(nodes[finite], np.log(sf[finite]))
+
+
+def tukey_pvalues(q: np.ndarray, k: int, df: float) -> np.ndarray:
+    """The studentized range survival sf(q, k, df) of many q at once (see above)."""
+    from scipy.stats import studentized_range
+
+    q = np.abs(np.asarray(q, dtype=np.float64))
+    if k < 2 or not df > 0:
+        return np.full(q.shape, np.nan)
+    if df > _TUKEY_DIRECT_DF:
+        return studentized_range.sf(q, k, df)
+    q_max, spline = _tukey_log_sf(int(k), float(df))
+    return np.where(q >= q_max, 0.0, np.minimum(np.exp(spline(np.minimum(q, q_max))), 1.0))
+
+
+def tukey_hsd_pvalue(mean_diff, mse, n_a, n_b, k, df) -> np.ndarray:
+    """Tukey's HSD p of each comparison (arrays): q from the means' difference, the family's mse and sizes."""
+    mean_diff, mse, n_a, n_b, k, df = (np.asarray(x, dtype=np.float64) for x in (mean_diff, mse, n_a, n_b, k, df))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = np.abs(mean_diff) / np.sqrt((1 / n_a + 1 / n_b) * mse / 2)
+    out = np.full(q.shape, np.nan)
+    ok = np.isfinite(q) & (k >= 2) & (df > 0)
+    for kk, dd in {(int(a), float(b)) for a, b in zip(k[ok], df[ok])}:
+        rows = ok & (k == kk) & (df == dd)
+        out[rows] = tukey_pvalues(q[rows], kk, dd)
+    # no spread within the runs (every score equal): equal means are tied (p 1), different ones are not (p 0)
+    flat = (mse == 0) & (k >= 2)
+    out[flat] = np.where(mean_diff[flat] == 0, 1.0, 0.0)
+    return out
+
+
 # ---- DuckDB -------------------------------------------------------------------------------------------------------
 FIELDS = ("ci_low", "ci_high", "p_ttest", "p_randomization", "randomization_exact")
 
@@ -171,6 +242,22 @@ def _arrow_paired_tests(diffs, resamples, sign_flips, seeds, levels):
          for name in FIELDS], names=list(FIELDS), mask=mask)
 
 
+def _arrow_outcome(diffs, directions):
+    import pyarrow as pa
+
+    return pa.array([outcome(d, h) for d, h in zip(diffs.to_pylist(), directions.to_pylist(), strict=True)],
+                    type=pa.string())
+
+
+def _arrow_tukey(mean_diff, mse, n_a, n_b, k, df):
+    import pyarrow as pa
+
+    # nulls become NaN
+    values = [np.array(c.to_pylist(), dtype=np.float64) for c in (mean_diff, mse, n_a, n_b, k, df)]
+    p = tukey_hsd_pvalue(*values)
+    return pa.array(p, type=pa.float64(), mask=np.isnan(p))
+
+
 def register_duckdb_functions(conn) -> None:
     """`paired_tests(diffs DOUBLE[], resamples INTEGER, sign_flips INTEGER, seed BIGINT, level DOUBLE)` returning
     STRUCT(ci_low, ci_high, p_ttest, p_randomization DOUBLE, randomization_exact BOOLEAN); NULL for an empty or NULL
@@ -181,6 +268,14 @@ def register_duckdb_functions(conn) -> None:
     existing = {r[0] for r in conn.execute(
         "select function_name from duckdb_functions() where function_type = 'scalar'").fetchall()}
     sql_functions.register("paired_tests", _arrow_paired_tests)
+    sql_functions.register("pair_outcome", outcome, _arrow_outcome)
+    sql_functions.register("tukey_hsd_p", tukey_hsd_pvalue, _arrow_tukey)
+    if "pair_outcome" not in existing:
+        conn.create_function("pair_outcome", _arrow_outcome, [t.DOUBLE, t.BOOLEAN], t.VARCHAR, type="arrow",
+                             null_handling="special", side_effects=False)
+    if "tukey_hsd_p" not in existing:
+        conn.create_function("tukey_hsd_p", _arrow_tukey, [t.DOUBLE] * 6, t.DOUBLE, type="arrow",
+                             null_handling="special", side_effects=False)
     if "paired_tests" in existing:
         return
     result = duckdb.struct_type({name: t.BOOLEAN if name == "randomization_exact" else t.DOUBLE for name in FIELDS})
@@ -197,6 +292,7 @@ def register_spark_functions(spark) -> None:
     from pyspark.sql.functions import pandas_udf
 
     sql_functions.register("paired_tests", _arrow_paired_tests)
+
     def udf(diffs, resamples, sign_flips, seeds, levels):
         import pyarrow as pa
 
@@ -212,3 +308,18 @@ def register_spark_functions(spark) -> None:
 
     fields = ", ".join(f"{name} {'boolean' if name == 'randomization_exact' else 'double'}" for name in FIELDS)
     spark.udf.register("paired_tests", pandas_udf(udf, f"struct<{fields}>"))
+
+    sql_functions.register("pair_outcome", outcome, _arrow_outcome)
+    sql_functions.register("tukey_hsd_p", tukey_hsd_pvalue, _arrow_tukey)
+
+    def outcome_udf(diffs: pd.Series, directions: pd.Series) -> pd.Series:
+        return pd.Series([outcome(None if pd.isna(d) else float(d), None if pd.isna(h) else bool(h))
+                          for d, h in zip(diffs, directions, strict=True)], dtype=object)
+
+    def tukey_udf(mean_diff: pd.Series, mse: pd.Series, n_a: pd.Series, n_b: pd.Series, k: pd.Series,
+                  df: pd.Series) -> pd.Series:
+        p = tukey_hsd_pvalue(*(s.astype("float64").to_numpy() for s in (mean_diff, mse, n_a, n_b, k, df)))
+        return pd.Series(p).where(~np.isnan(p), None)
+
+    spark.udf.register("pair_outcome", pandas_udf(outcome_udf, "string"))
+    spark.udf.register("tukey_hsd_p", pandas_udf(tukey_udf, "double"))
