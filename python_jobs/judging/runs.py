@@ -41,7 +41,7 @@ from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake, check_id
 from python_jobs.core.shards import Shard
 from python_jobs.judging.metrics import ANSWER_FILE_WORDS, MAX_PASSAGES, MetricSpec, load_metrics
-from python_jobs.judging.verdicts import REPLY_FORMAT, Verdict, parse_reply
+from python_jobs.judging.verdicts import Verdict, parse_reply, reply_format
 from python_jobs.llm.client import ChatRequest, LLMClient, LLMResult, raise_if_all_failed
 from python_jobs.llm.config import LLMConfig
 from python_jobs.llm.prompts import PromptTemplate, load_template
@@ -209,7 +209,8 @@ def run_judge(home: str | None, *, answer_run_id: str, metrics: list[str] | None
     params = {"metrics": metrics, "rubrics": {m: t.ref for m, t in templates.items()}, "max_tokens": max_tokens,
               "temperature": 0.0, "passage_tokens": passage_tokens, "max_passages": MAX_PASSAGES,
               "answer_file_words": ANSWER_FILE_WORDS, "reference_tokens": REFERENCE_TOKENS,
-              "token_counter": "minilm (estimate)", "limit": limit, "question_ids": sorted(question_ids) or None}
+              "token_counter": "minilm (estimate)", "limit": limit, "question_ids": sorted(question_ids) or None,
+              "reply_formats": {m: reply_format(specs[m]) for m in metrics}}
     digest = hashlib.sha256(json.dumps({"answer_run_id": answer_run_id, "judge_model": llm.model, **params},
                                        sort_keys=True).encode()).hexdigest()
     judge_run_id = check_id(judge_run_id or f"{answer_run_id}-judge-{digest[:10]}", "judge run id")
@@ -229,7 +230,7 @@ def run_judge(home: str | None, *, answer_run_id: str, metrics: list[str] | None
                 verdicts[(item.question_id, m)] = Verdict("not_applicable", None, why, None)
             else:
                 req = ChatRequest(render(templates[m], specs[m], item, budget, passage_tokens), "judge",
-                                  temperature=0.0, max_tokens=max_tokens, response_format=REPLY_FORMAT)
+                                  temperature=0.0, max_tokens=max_tokens, response_format=reply_format(specs[m]))
                 calls.append((item.question_id, m, req))
     try:
         results = llm.complete_many([r for _, _, r in calls], desc="judge")

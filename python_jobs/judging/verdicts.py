@@ -35,10 +35,31 @@ class JudgeReply(BaseModel):
     rationale: StrictStr | None = None
 
 
-# what judges ask the endpoint for (structured output, where it has it): the reply object above as a JSON schema, so
-# the format is defined once; the strict reading below applies all the same (an endpoint may ignore the schema)
-REPLY_FORMAT = {"type": "json_schema",
-                "json_schema": {"name": "judge_verdict", "schema": JudgeReply.model_json_schema()}}
+# the rationale's bound in the reply schema: "a few words" (the rubrics), capped so a small model under constrained
+# decoding closes the object well inside the judge's --max-tokens (128 by default) instead of running on
+RATIONALE_MAX_CHARS = 200
+
+
+def reply_schema(spec: MetricSpec) -> dict:
+    """The reply object above as a JSON schema for one metric: `score` an integer (a number for continuous metrics)
+    within the registry's scale, or the metric's not-applicable value; `rationale` bounded; nothing else. Endpoints
+    with structured output (the embedded server's constrained decoding, OpenAI, vLLM) answer in it; the strict
+    reading below applies all the same (an endpoint may ignore the schema)."""
+    def num(v: float) -> int | float:
+        return int(v) if float(v).is_integer() else v
+
+    score: dict = {"type": "number" if spec.continuous else "integer",
+                   "minimum": num(spec.scale_min), "maximum": num(spec.scale_max)}
+    if spec.na_value is not None:
+        score = {"anyOf": [score, {"const": num(spec.na_value)}]}
+    return {"type": "object",
+            "properties": {"score": score, "rationale": {"type": "string", "maxLength": RATIONALE_MAX_CHARS}},
+            "required": ["score", "rationale"], "additionalProperties": False}
+
+
+def reply_format(spec: MetricSpec) -> dict:
+    """The response_format a judge request of this metric carries."""
+    return {"type": "json_schema", "json_schema": {"name": "judge_verdict", "schema": reply_schema(spec)}}
 
 
 @dataclass(frozen=True)
