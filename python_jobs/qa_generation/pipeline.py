@@ -58,9 +58,8 @@ from python_jobs.qa_generation.tasks import (
 )
 from python_jobs.qa_generation.topics import Topic, load_topics
 
-# completion budgets; under structured output (replies.REPLY_SCHEMAS) each holds its schema's longest reply
-MAX_TOKENS = {"classify": 24, "extractive": 100, "multi_hop_calc": 130, "multi_hop_chain": 170, "contrast": 140,
-              "long_form": 250, "conversational": 220, "inspect": 90}
+MAX_TOKENS = {"classify": 24, "extractive": 80, "multi_hop_calc": 120, "multi_hop_chain": 150, "contrast": 120,
+              "long_form": 220, "conversational": 220, "inspect": 90}
 
 
 
@@ -137,8 +136,7 @@ def run_generation(home: str | None, *, dataset: str, tasks: tuple[str, ...], pe
                 "unit": unit, "sample": sample, "max_topics": max_topics, "test_fraction": test_fraction,
                 "rounds": rounds, "passage_chars": passage_chars, "model": llm.model,
                 "topics_sha256": digest([t.__dict__ for t in topics]),
-                "prompts": {n: a.ref for n, a in agents.items()}, "max_tokens": MAX_TOKENS,
-                "reply_formats": digest([reply_format(n, topics) for n in agents])}
+                "prompts": {n: a.ref for n, a in agents.items()}, "max_tokens": MAX_TOKENS}
     config_hash = digest(settings)
     ds = re.sub(r"[^A-Za-z0-9_.-]", "_", dataset)[:60]
     run_id = check_id(run_id or f"qagen-{ds}-{config_hash[:10]}", "generation run id")

@@ -29,9 +29,10 @@ class ReplyError(ValueError):
 
 # ---- structured output: each agent's reply as a JSON schema (the request's response_format) ------------------------
 # Endpoints with structured output (the embedded server's constrained decoding) answer in the schema, so the reply
-# parses and its strings are bounded: each maxLength fits the agent's max_tokens in pipeline.MAX_TOKENS at a
-# conservative 3 characters a token. The keys are the labels of the labelled-line format (the prompts' format, which
-# an endpoint without structured output follows), so one strict reading serves both (`labelled`).
+# parses and its strings are bounded: a schema's strings together fit its agent's budget (pipeline.MAX_TOKENS) at
+# about 3.3 characters a token, JSON keys and punctuation included. The keys are the labels of the labelled-line
+# format (the prompts' format, which an endpoint without structured output follows), so one strict reading serves
+# both (`labelled`). Like the parsers, the schemas are code: they are not part of a generation run's id.
 def _text(min_length: int, max_length: int) -> dict[str, Any]:
     return {"type": "string", "minLength": min_length, "maxLength": max_length}
 
@@ -41,16 +42,16 @@ def _object(**properties: dict[str, Any]) -> dict[str, Any]:
 
 
 REPLY_SCHEMAS: dict[str, dict[str, Any]] = {
-    "extractive": _object(question=_text(15, 160), answer=_text(1, 100)),
-    "multi_hop_calc": _object(question=_text(15, 160), answer=_text(1, 40), calculation=_text(1, 120)),
-    "multi_hop_chain": _object(question=_text(15, 160), answer=_text(1, 80), reasoning=_text(1, 200)),
-    "contrast": _object(question=_text(15, 200), answer=_text(1, 160)),
-    "long_form": _object(question=_text(15, 200), answer=_text(60, 500)),
-    # two exchanges, as the prompt asks (the labelled-line reading takes up to MAX_EXCHANGES)
+    "extractive": _object(question=_text(15, 140), answer=_text(1, 80)),  # 80 tokens
+    "multi_hop_calc": _object(question=_text(15, 150), answer=_text(1, 40), calculation=_text(1, 100)),  # 120
+    "multi_hop_chain": _object(question=_text(15, 150), answer=_text(1, 80), reasoning=_text(1, 200)),  # 150
+    "contrast": _object(question=_text(15, 160), answer=_text(1, 180)),  # 120
+    "long_form": _object(question=_text(15, 160), answer=_text(60, 500)),  # 220
+    # two exchanges, as the prompt asks (the labelled-line reading takes up to MAX_EXCHANGES); 220 tokens
     "conversational": _object(turns={"type": "array", "minItems": 2, "maxItems": 2,
                                      "items": _object(user=_text(10, 120), assistant=_text(1, 160))}),
     "inspect": _object(verdict={"enum": ["keep", "drop"]}, score={"type": "integer", "minimum": 1, "maximum": 5},
-                       reason=_text(1, 200)),
+                       reason=_text(1, 180)),  # 90 tokens
 }
 
 
