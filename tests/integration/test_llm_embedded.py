@@ -134,6 +134,10 @@ def test_a_json_schema_reply_validates_and_its_bounds_hold(server: str) -> None:
     obj = json.loads(text_of(reply))
     jsonschema.validate(obj, bounded)
     assert status == 200 and 5 <= obj["score"] <= 7 and len(obj["rationale"]) <= 12
+    # sampling: the grammar masks before temperature / top-k, so a sampled reply holds to it as well
+    status, reply = chat(server, GRADER, JUDGE_PROMPT, temperature=1.0, seed=7, response_format=json_schema(bounded))
+    assert status == 200
+    jsonschema.validate(json.loads(text_of(reply)), bounded)
     status, reply = chat(server, GRADER, JUDGE_PROMPT, response_format={"type": "json_object"})
     assert status == 200 and isinstance(json.loads(text_of(reply)), dict)
 
