@@ -210,7 +210,7 @@ def run_judge(home: str | None, *, answer_run_id: str, metrics: list[str] | None
               "temperature": 0.0, "passage_tokens": passage_tokens, "max_passages": MAX_PASSAGES,
               "answer_file_words": ANSWER_FILE_WORDS, "reference_tokens": REFERENCE_TOKENS,
               "token_counter": "minilm (estimate)", "limit": limit, "question_ids": sorted(question_ids) or None,
-              "reply_formats": {m: reply_format(specs[m]) for m in metrics}}
+              "reply_formats": {m: reply_format(specs[m], max_tokens) for m in metrics}}
     digest = hashlib.sha256(json.dumps({"answer_run_id": answer_run_id, "judge_model": llm.model, **params},
                                        sort_keys=True).encode()).hexdigest()
     judge_run_id = check_id(judge_run_id or f"{answer_run_id}-judge-{digest[:10]}", "judge run id")
@@ -230,7 +230,8 @@ def run_judge(home: str | None, *, answer_run_id: str, metrics: list[str] | None
                 verdicts[(item.question_id, m)] = Verdict("not_applicable", None, why, None)
             else:
                 req = ChatRequest(render(templates[m], specs[m], item, budget, passage_tokens), "judge",
-                                  temperature=0.0, max_tokens=max_tokens, response_format=reply_format(specs[m]))
+                                  temperature=0.0, max_tokens=max_tokens,
+                                  response_format=reply_format(specs[m], max_tokens))
                 calls.append((item.question_id, m, req))
     try:
         results = llm.complete_many([r for _, _, r in calls], desc="judge")

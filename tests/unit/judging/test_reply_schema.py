@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 
 from python_jobs.judging.metrics import load_metrics
-from python_jobs.judging.verdicts import RATIONALE_MAX_CHARS, parse_reply, reply_format, reply_schema
+from python_jobs.judging.verdicts import FRAME_TOKENS, RATIONALE_MAX_CHARS, parse_reply, reply_format, reply_schema
 
 SPECS = load_metrics()
 
@@ -52,9 +52,19 @@ def test_what_the_schema_admits_the_reading_accepts(metric: str) -> None:
 
 
 def test_rationale_is_bounded_and_required_and_nothing_else_is_allowed() -> None:
-    schema = reply_schema(SPECS["acc"])
-    assert valid(schema, {"score": 1, "rationale": "x" * RATIONALE_MAX_CHARS})
-    assert not valid(schema, {"score": 1, "rationale": "x" * (RATIONALE_MAX_CHARS + 1)})
+    # the judge's default budget, 128 tokens: 104 characters of rationale (each at most one token) and the frame
+    schema = reply_schema(SPECS["acc"], 128)
+    assert 128 - FRAME_TOKENS == 104 < RATIONALE_MAX_CHARS
+    assert valid(schema, {"score": 1, "rationale": "2024 " * 20 + "2024"})  # 104 characters, ~104 tokens
+    assert not valid(schema, {"score": 1, "rationale": "x" * 105})
+    # a larger budget: the cap; a tiny one: an empty rationale
+    assert valid(reply_schema(SPECS["acc"], 512), {"score": 1, "rationale": "x" * RATIONALE_MAX_CHARS})
+    assert not valid(reply_schema(SPECS["acc"], 512), {"score": 1, "rationale": "x" * (RATIONALE_MAX_CHARS + 1)})
+    assert reply_schema(SPECS["acc"], 8)["properties"]["rationale"]["maxLength"] == 0
+    # printable ASCII without quotes or backslashes: one token a character at most
+    assert not valid(schema, {"score": 1, "rationale": "sales up 5 \u20ac"})
+    assert not valid(schema, {"score": 1, "rationale": 'the "reference"'})
+    assert valid(schema, {"score": 1, "rationale": "Revenue was $1,577m (FY2018); the answer matches."})
     assert not valid(schema, {"score": 1})
     assert not valid(schema, {"score": 1, "rationale": "ok", "confidence": 0.9})
     assert not valid(schema, {"score": "N/A", "rationale": "n/a"})  # the schema's not-applicable value is a number
