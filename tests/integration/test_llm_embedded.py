@@ -119,7 +119,8 @@ def text_of(reply: dict) -> str:
 @pytest.mark.slow
 def test_a_json_schema_reply_validates_and_its_bounds_hold(server: str) -> None:
     spec = load_metrics()["correctness"]
-    status, reply = chat(server, GRADER, JUDGE_PROMPT, max_tokens=64, response_format=json_schema(reply_schema(spec, 64)))
+    status, reply = chat(server, GRADER, JUDGE_PROMPT, max_tokens=64,
+                         response_format=json_schema(reply_schema(spec, 64)))
     assert status == 200 and reply["choices"][0]["finish_reason"] == "stop"
     obj = json.loads(text_of(reply))
     jsonschema.validate(obj, reply_schema(spec, 64))
