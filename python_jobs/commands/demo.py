@@ -14,6 +14,7 @@ from python_jobs.core.config import HOME_ENV, warehouse_home
 from python_jobs.demo.pipeline import (
     AGREEMENT_RUN,
     DEMO_JUDGE_METRICS,
+    DEMO_QA_TOPICS,
     GENERATED_SPLITS,
     RETRIEVALS,
     _shared_llm,
@@ -77,7 +78,7 @@ def command(source: str, financebench_dir: str, dataset: str | None, preset: str
         if qa_sample:
             _step("generate OmniEval-style QA over the corpus",
                   ["generate-qa", "--dataset", dataset, "--per-cell", "1", "--sample", str(qa_sample),
-                   "--seed", str(seed)])
+                   "--max-topics", str(DEMO_QA_TOPICS), "--seed", str(seed)])
             _step("retrieve hybrid on the generated QA", ["retrieve", "--retriever", "hybrid", "--dataset", dataset,
                                                           "--k", str(k), "--split", GENERATED_SPLITS])
         _step("judge the RAG answers", ["judge", "--answer-run", rag, "--metrics", DEMO_JUDGE_METRICS])

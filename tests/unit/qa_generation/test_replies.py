@@ -21,7 +21,7 @@ from python_jobs.qa_generation.replies import (
     parse_topic,
     parse_verdict,
 )
-from python_jobs.qa_generation.tasks import assigned_split
+from python_jobs.qa_generation.tasks import KINDS, assigned_split
 from python_jobs.qa_generation.topics import Topic, load_topics
 
 
@@ -211,3 +211,55 @@ def test_apply_human_fix_keep_drop_and_idempotence() -> None:
 
 def test_topic_path() -> None:
     assert Topic("a/b/c", "c", "C").path == ["a", "b", "c"]
+
+
+def test_structured_replies_read_as_their_labels() -> None:
+    """Under structured output (the agents' response_format) a reply is one JSON object whose keys are the labels;
+    the same strict rules apply to its values."""
+    g = parse_generation("extractive", '{"question": "Question: What was the value of the trade receivable in 2022?", '
+                                       '"answer": "$ 8,983"}')
+    assert (g.question, g.answers) == ("What was the value of the trade receivable in 2022?", ["$ 8,983"])
+    g = parse_generation("multi_hop_calc", json.dumps({"question": "What was the growth of revenue in 2023?",
+                                                       "answer": "6%", "calculation": "3,410 / 3,217 - 1 = 6%"}))
+    assert g.answers == ["6%"] and g.extra == {"calculation": "3,410 / 3,217 - 1 = 6%"}
+    with pytest.raises(ReplyError, match="at least 4 words"):
+        parse_generation("extractive", '{"question": "Revenue?", "answer": "$5"}')
+    conv = {"turns": [{"user": "What was the trade receivable in 2022?", "assistant": "8,983."},
+                      {"user": "What was it in 2021?", "assistant": "7,932."}]}
+    g = parse_generation("conversational", json.dumps(conv))
+    assert g.question == "What was it in 2021?" and g.answers == ["7,932."]
+    assert [t["role"] for t in g.conversation or []] == ["user", "assistant", "user"]
+    v = parse_verdict('{"verdict": "keep", "score": 4, "reason": "The passage states it."}')
+    assert (v.verdict, v.score, v.reason) == ("keep", 4, "The passage states it.")
+    assert parse_topic('{"topic": "Corporate bonds"}', load_topics()).name_en == "Corporate bonds"
+    # a reply cut before its object closed is no object: read as lines, it has no label either
+    with pytest.raises(ReplyError, match="no 'Question:' line"):
+        parse_generation("extractive", '{"question": "What was the value of the trade receivable in')
+
+
+def test_reply_schemas_admit_what_the_parsers_accept() -> None:
+    import jsonschema
+
+    from python_jobs.qa_generation.replies import REPLY_SCHEMAS, reply_format
+
+    topics = load_topics()
+    classify = reply_format("classify", topics)
+    assert classify is not None and classify["json_schema"]["schema"]["properties"]["topic"]["enum"] == [
+        t.name_en for t in topics]
+    assert reply_format("no_such_agent") is None
+    good = {
+        "extractive": {"question": "What was the revenue for fiscal 2023?", "answer": "$3,410 million"},
+        "inspect": {"verdict": "drop", "score": 1, "reason": "The passage does not mention employees."},
+        "conversational": {"turns": [{"user": "What was the revenue in 2023?", "assistant": "$3,410 million."},
+                                     {"user": "And the year before?", "assistant": "$3,217 million."}]},
+    }
+    for agent, obj in good.items():
+        schema = reply_format(agent)["json_schema"]["schema"]  # type: ignore[index]
+        jsonschema.Draft202012Validator.check_schema(schema)
+        assert jsonschema.Draft202012Validator(schema).is_valid(obj), agent
+    assert set(REPLY_SCHEMAS) == {k for kinds in KINDS.values() for k in kinds} | {"inspect"}  # every generator
+    inspect = jsonschema.Draft202012Validator(REPLY_SCHEMAS["inspect"])
+    assert not inspect.is_valid({**good["inspect"], "score": 6}) and not inspect.is_valid({**good["inspect"],
+                                                                                          "verdict": "maybe"})
+    assert not jsonschema.Draft202012Validator(REPLY_SCHEMAS["extractive"]).is_valid(
+        {"question": "What was the revenue for fiscal 2023?", "answer": "x" * 81})
