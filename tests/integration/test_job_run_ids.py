@@ -1,7 +1,9 @@
 """Run ids stay as they were: retrieval, answer, judge and generation runs of representative configs, landed on the
 toy corpus against the scripted LLM server, get the ids main gave the same runs before the configs were typed
 (commit 99b8d65, where `run_answers` / `run_judge` / `run_generation` took their settings as keyword arguments).
-The ids hash the model, the prompt templates' hashes and the topics file too, all unchanged here. The retrieval
+The ids hash the model, the prompt templates' hashes and the topics file too, all unchanged here. One change is
+deliberate: a judge run's params hold its reply schemas since the embedded server decodes under them (merge of the
+constrained-decoding branch), so the judge runs' ids are the ones the schemas give. The retrieval
 configs' ids without a lake: tests/unit/retrieval/test_run_ids.py."""
 
 from __future__ import annotations
@@ -51,9 +53,9 @@ def test_run_ids_of_existing_configs_are_unchanged(home: Path) -> None:
         closed = AnswerConfig(dataset=DATASET, question_ids=("q2", "q4"), splits=("test",))
         assert run_answers(str(home), closed, llm) == "toyfin-closed_book-43f46e52cd"
         two = JudgeConfig(answer_run_id=rag, metrics=("correctness", "faithfulness"), max_tokens=64, ledger_batch=4)
-        assert run_judge(str(home), two, llm) == "toyfin-rag-00b32fefe0-judge-d12ce0c632"
+        assert run_judge(str(home), two, llm) == "toyfin-rag-00b32fefe0-judge-d8b7d6e3f4"
         limited = JudgeConfig(answer_run_id=rag, metrics=("correctness",), limit=2, passage_tokens=500)
-        assert run_judge(str(home), limited, llm) == "toyfin-rag-00b32fefe0-judge-972899dcbb"
+        assert run_judge(str(home), limited, llm) == "toyfin-rag-00b32fefe0-judge-862ce92c47"
         # every classification fails on the scripted server's echo replies: the run lands its attempts, and its id
         chunks = GenerationConfig(dataset=GEN_DATASET, tasks=("extractive", "multi_hop"), seed=7, sample=4, rounds=1)
         assert run_generation(str(home), chunks, llm) == "qagen-genfin-4438ba8712"
