@@ -126,6 +126,16 @@ with partitions as (
     group by judge_run_id
     union all
     select
+        'metric_declarations' as table_name,
+        'judge_run_id' as partition_column,
+        judge_run_id as partition_value,
+        cast(null as string) as dataset,
+        count(*) as n_rows,
+        max(created_at) as loaded_at
+    from {{ source('lake', 'metric_declarations') }}
+    group by judge_run_id
+    union all
+    select
         'human_labels' as table_name,
         'label_set' as partition_column,
         label_set as partition_value,

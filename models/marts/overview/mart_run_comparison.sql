@@ -36,7 +36,7 @@ metrics as (
     select
         metric,
         higher_is_better
-    from {{ ref('metrics') }}
+    from {{ ref('int_metric_registry') }}
 
 ),
 
