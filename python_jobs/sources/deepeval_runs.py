@@ -127,7 +127,8 @@ def read_deepeval_run(path: Path, run_id: str) -> ExternalRun:
             metric = external_metric_name(TOOL, m.name)
             thresholds.setdefault(metric, float(m.threshold))
             models.setdefault(metric, m.evaluation_model)
-            if m.score is not None and m.error is None and m.success is not None:
+            # verdicts on the scale tell the direction (a score off it is refused at landing, with its field)
+            if m.score is not None and m.error is None and m.success is not None and SCALE[0] <= m.score <= SCALE[1]:
                 verdicts.setdefault(m.name, []).append((float(m.score), float(m.threshold), m.success,
                                                         f"{at}metricsData[{j}].success"))
         hints = tuple(h for h in (case.name, (case.metadata or {}).get("question_id"),

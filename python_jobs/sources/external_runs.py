@@ -218,7 +218,7 @@ def land_external_runs(lake: Lake, runs: list[ExternalRun], dataset: str, model:
     # an earlier landing of a run may have created questions, scored or declared metrics this one does not: the
     # landing skips empty frames, so those partitions go here
     landed_parts = {(t, v) for t, v, f in frames if not f.is_empty()}
-    for run, (_, judge_run_id) in zip(runs, out, strict=True):
+    for run in runs:
         stale = [("questions", f"{dataset}.{run.run_id}")] + [
             (t, f"{run.run_id}-{run.tool}") for t in ("judge_runs", "judgments", "metric_declarations")]
         for table, value in stale:

@@ -42,7 +42,9 @@ HERE = Path(__file__).resolve()
 PROJECT = HERE.parents[3]
 FIXTURES = PROJECT / "tests" / "fixtures" / "external_tools"
 SHARED_DATA = Path(os.environ.get("FINRAG_SHARED_DATA", PROJECT.parent / "shared" / "data"))
-PINS = ["ragas==0.4.3", "deepeval==4.3.1", "langchain-community==0.3.31", "rapidfuzz==3.14.6", "rouge_score==0.1.2", "sacrebleu==2.6.0"]
+# langchain-community 0.4 dropped chat_models.vertexai, which ragas 0.4.3 imports: pip would resolve it otherwise
+PINS = ["ragas==0.4.3", "deepeval==4.3.1", "langchain-community==0.3.31", "rapidfuzz==3.14.6", "rouge_score==0.1.2",
+        "sacrebleu==2.6.0"]
 QUIET = {"RAGAS_DO_NOT_TRACK": "true", "DEEPEVAL_TELEMETRY_OPT_OUT": "1", "DEEPEVAL_NO_INSPECT_PROMPT": "1",
          "DEEPEVAL_UPDATE_WARNING_OPT_IN": "0", "DEEPEVAL_GRPC_LOGGING": "0", "HF_HUB_OFFLINE": "1",
          "TQDM_DISABLE": "1", "OPENAI_API_KEY": ""}
@@ -120,8 +122,8 @@ def financebench_samples() -> list[dict]:
     data = SHARED_DATA / "financebench"
     questions = [json.loads(x) for x in (data / "data" / "financebench_open_source.jsonl").read_text().splitlines()
                  if x.strip()]
-    answers = {a["financebench_id"]: a for a in map(json.loads,
-                                                     (data / "results" / "gpt-4_oracle.jsonl").read_text().splitlines())}
+    oracle = (data / "results" / "gpt-4_oracle.jsonl").read_text().splitlines()
+    answers = {a["financebench_id"]: a for a in map(json.loads, oracle)}
     picked = [q for q in questions if q["financebench_id"] in answers][: N_QUESTIONS + 1]
     out = []
     for q, nxt in zip(picked, picked[1:], strict=False):
@@ -157,11 +159,11 @@ def write_fixtures(out: Path) -> None:
     import shutil
 
     samples = financebench_samples()
-    write_ragas(out / "ragas", samples, asyncio)
+    write_ragas(out / "ragas", samples, asyncio, shutil)
     write_deepeval(out.resolve() / "deepeval", samples, shutil)
 
 
-def write_ragas(out: Path, samples: list[dict], asyncio) -> None:
+def write_ragas(out: Path, samples: list[dict], asyncio, shutil) -> None:
     from ragas import EvaluationDataset, evaluate
     from ragas.dataset import Dataset
     from ragas.dataset_schema import SingleTurnSample
@@ -214,6 +216,7 @@ def write_ragas(out: Path, samples: list[dict], asyncio) -> None:
     result.to_pandas().to_csv(out / "results.csv", index=False)
     print(f"ragas evaluate: {result}")
 
+    shutil.rmtree(out / "datasets")  # the experiment's input, written by the backend: not a fixture
     print(f"ragas experiment: {sorted(p.name for p in (out / 'experiments').iterdir())}")
 
 
@@ -321,6 +324,25 @@ def check_exports(folder: Path) -> None:
         ds = EvaluationDataset.from_pandas(frame)
         assert len(ds) and all(isinstance(s.retrieved_contexts, list) for s in ds), path
         print(f"ragas read {path.name}: {ds}, columns {list(frame.columns)}")
+    # the round trip through the real readers: our exports carry the fixtures' own values
+    theirs = read_csv(FIXTURES / "ragas" / "results.csv", converters={c: ast.literal_eval for c in lists})
+    ours = EvaluationDataset.from_jsonl(folder / "ragas.jsonl")
+    mine = {json.loads(x)["user_input"]: json.loads(x) for x in (folder / "ragas.jsonl").read_text().splitlines()}
+    assert {s.user_input for s in ours} == set(theirs["user_input"]), "ragas: other samples"
+    for row in theirs.to_dict(orient="records"):
+        assert mine[row["user_input"]]["retrieved_contexts"] == row["retrieved_contexts"], "ragas: contexts"
+        for metric in [c for c in theirs.columns if c not in lists and c not in ("user_input", "response",
+                                                                                 "reference")]:
+            assert abs(mine[row["user_input"]][metric] - row[metric]) < 1e-12, f"ragas: {metric}"
+    fixture = TestRun.model_validate(json.loads((FIXTURES / "deepeval" / "latest_run_full.json").read_text()))
+    exported = TestRun.model_validate(json.loads((folder / "deepeval.json").read_text()))
+    keyed = {(c.input, m.name): m for c in fixture.test_cases for m in c.metrics_data}
+    for c in exported.test_cases:
+        for m in c.metrics_data:
+            t = keyed[(c.input, m.name)]
+            assert (m.score, m.success, m.threshold, m.error, m.reason) == (t.score, t.success, t.threshold, t.error,
+                                                                            t.reason), f"deepeval: {m.name}"
+    print(f"round trip: {len(mine)} Ragas samples and {len(keyed)} DeepEval metric results equal the fixtures'")
     for name in ("deepeval.json", "ragas_run.json"):
         run = TestRun.model_validate(json.loads((folder / name).read_text()))
         assert run.test_cases and all(c.metrics_data for c in run.test_cases), name
