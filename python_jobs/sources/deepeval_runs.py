@@ -1,6 +1,6 @@
 """DeepEval test runs in and out: `finrag ingest deepeval FILE`, `finrag export-run --format deepeval`.
 
-What deepeval 4.3.1 writes (read from its sources; tests/support/external_tools/make_fixtures.py makes a real one):
+What deepeval 4.3.1 writes (read from its sources; bench/external_tools/make_fixtures.py makes a real one):
 `evaluate()` / `deepeval test run` save the TestRun as `.deepeval/.latest_run_full.json` (and
 `test_run_<YYYYMMDD_HHMMSS>.json` under a results folder): one JSON document, `TestRun.model_dump(by_alias=True,
 exclude_none=True)` on one line: `testCases[]` (LLMApiTestCase: name, input, actualOutput, expectedOutput, context,

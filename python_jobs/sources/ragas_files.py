@@ -1,15 +1,15 @@
 """Ragas files in and out: `finrag ingest ragas FILE|DIR`, `finrag export-run --format ragas`.
 
-What ragas 0.4.3 writes (read from its sources; tests/support/external_tools/make_fixtures.py makes real ones):
+What ragas 0.4.3 writes (read from its sources; bench/external_tools/make_fixtures.py makes real ones):
 - `EvaluationDataset.to_jsonl`: one `SingleTurnSample.model_dump(exclude_none=True)` per line (user_input,
   retrieved_contexts, reference_contexts, retrieved_context_ids, reference_context_ids, response, reference, rubrics,
   ...); `to_csv`: the same keys as a header (the first sample's), lists written as Python reprs (`['a', 'b']`);
 - a results frame (`EvaluationResult.to_pandas()`, saved with `to_csv` / `to_json(lines=True)`): the dataset's
   columns plus one column per metric (metric.name: `faithfulness`, `rouge_score(mode=fmeasure)`, ...), NaN where a
   metric failed;
-- an experiment (`@experiment` ... `arun(dataset, name=N)`): `experiments/N.csv` or `.jsonl` under the backend's root,
-  one row per result the experiment function returned, its keys as columns (often `<metric>` and
-  `<metric>_reason`).
+- an experiment (`@experiment` ... `arun(dataset, name=N)`): a CSV or JSONL file named N in the experiments folder
+  of the backend's root, one row per result the experiment function returned, its keys as columns (often
+  `<metric>` and `<metric>_reason`).
 A DIR is an experiments folder (or a ragas root holding `experiments/`): each `*.csv` / `*.jsonl` in it is one run.
 
 Reading: a row's sample fields are typed as SingleTurnSample types them (a list where a string is expected, e.g. a
@@ -56,7 +56,7 @@ REASON_SUFFIX = "_reason"
 
 
 class RagasSample(BaseModel):
-    """SingleTurnSample's fields with its types (ragas 0.4.3 dataset_schema.py); user_input is required here."""
+    """SingleTurnSample's fields with its types (as ragas 0.4.3 declares them); user_input is required here."""
 
     model_config = ConfigDict(extra="allow")
     user_input: StrictStr = Field(min_length=1)

@@ -1,5 +1,5 @@
 """Ragas and DeepEval files in and out, through the real CLI and a real `dbt build`, on files the real libraries
-wrote (tests/fixtures/external_tools/, made by tests/support/external_tools/make_fixtures.py in a venv of their own:
+wrote (tests/fixtures/external_tools/, made by bench/external_tools/make_fixtures.py in a venv of their own:
 CI never builds it). One built home serves the module; bad input gets fresh homes."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Ragas and DeepEval files written (and our exports read back) by the real libraries, in a venv of their own.
 
-    python tests/support/external_tools/make_fixtures.py [--venv DIR] [--skip-write]
+    .venv/bin/python bench/external_tools/make_fixtures.py [--venv DIR] [--skip-write]
 
 Neither ragas 0.4.3 nor deepeval 4.3.1 installs beside the project's pins (/work/shared/ENVIRONMENT.md "Ragas and
 DeepEval"), so this script builds `<venv>` (default `.venv-external` in the checkout; nothing pulls torch) with
@@ -39,7 +39,7 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve()
-PROJECT = HERE.parents[3]
+PROJECT = HERE.parents[2]
 FIXTURES = PROJECT / "tests" / "fixtures" / "external_tools"
 SHARED_DATA = Path(os.environ.get("FINRAG_SHARED_DATA", PROJECT.parent / "shared" / "data"))
 # langchain-community 0.4 dropped chat_models.vertexai, which ragas 0.4.3 imports: pip would resolve it otherwise
