@@ -1,6 +1,6 @@
 {% test in_metric_registry(model, column_name, family=none, granularity_column=none) %}
 {#-
-    Every non-null value of the column names a metric of the registry (seed `metrics`), of `family` when given;
+    Every non-null value of the column names a metric of the registry (int_metric_registry: the seed `metrics` and the declared ones), of `family` when given;
     with granularity_column, the row's granularity is one of that metric's granularities (doc_rec only at doc).
     The data-driven form of an accepted_values list of metric names: a metric added to the registry is accepted
     everywhere at once.
@@ -15,7 +15,7 @@ select
     child.{{ column_name }}{% if granularity_column %},
     child.{{ granularity_column }}{% endif %}
 from child
-left join {{ ref('metrics') }} as metrics
+left join {{ ref('int_metric_registry') }} as metrics
     on metrics.metric = child.{{ column_name }}
     {%- if family %}
     and metrics.family = '{{ family }}'

@@ -29,6 +29,8 @@ with partitions as (
     union all
     {{ lake_partitions('judgments', 'judge_run_id', False) }}
     union all
+    {{ lake_partitions('metric_declarations', 'judge_run_id', False) }}
+    union all
     {{ lake_partitions('human_labels', 'label_set', False) }}
     union all
     {{ lake_partitions('llm_calls', 'batch_id', False) }}

@@ -5,6 +5,8 @@
     finrag ingest trec-qrels FILE --dataset NAME
     finrag ingest trec-run FILE --dataset NAME --run-id ID [--format trec|financerag-csv] [--only-known-questions]
     finrag ingest financebench-answers DIR_OR_FILE... [--label-set financebench_human]
+    finrag ingest ragas FILE|DIR --dataset NAME [--run-id ID] [--model M] [--metric NAME=MIN..MAX[:lower]]...
+    finrag ingest deepeval FILE --dataset NAME [--run-id ID] [--model M]
 
 The rules and decisions are documented in python_jobs/sources/ (one module per format).
 """
@@ -18,13 +20,16 @@ import click
 from python_jobs.commands._options import Produced, produces
 from python_jobs.core.lake import Lake
 from python_jobs.sources.beir import ingest_beir
+from python_jobs.sources.deepeval_runs import ingest_deepeval
 from python_jobs.sources.financebench import ingest_financebench, ingest_financebench_answers
+from python_jobs.sources.ragas_files import ingest_ragas
 from python_jobs.sources.trec import ingest_trec_qrels, ingest_trec_run
 
 
 @click.group("ingest")
 def command() -> None:
-    """Load benchmark files (FinanceBench, BEIR/FinanceRAG, TREC qrels and runs, FinanceBench answers) into the lake."""
+    """Load benchmark files (FinanceBench, BEIR/FinanceRAG, TREC qrels and runs, FinanceBench answers, Ragas and
+    DeepEval results) into the lake."""
 
 
 @command.command("financebench")
@@ -99,3 +104,48 @@ def financebench_answers_cmd(paths: tuple[Path, ...], label_set: str,
     the answer runs' ids."""
     run_ids = ingest_financebench_answers(Lake(), paths=paths, label_set=label_set, dataset=dataset)
     return run_ids, {"run_ids": run_ids, "label_set": label_set}
+
+
+def _external_produced(landed: list[tuple[str, str | None]]) -> Produced:
+    """Each file's judge run id when it carried scores, else its answer run id."""
+    ids = [judge or answer for answer, judge in landed]
+    return (ids[0] if len(ids) == 1 else ids), {"answer_run_ids": [a for a, _ in landed],
+                                                "judge_run_ids": [j for _, j in landed if j]}
+
+
+_external_options = [
+    click.option("--dataset", required=True,
+                 help="Dataset whose questions the samples are matched to by text (new ones are created in it)."),
+    click.option("--run-id", default=None, help="The answer run's id (default: the file name); the judge run is "
+                                                "<run id>-<tool>."),
+    click.option("--model", default="unknown", show_default=True, help="The model that wrote the answers."),
+]
+
+
+def _with_external_options(fn):
+    for option in reversed(_external_options):
+        fn = option(fn)
+    return fn
+
+
+@command.command("ragas")
+@produces
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@_with_external_options
+@click.option("--metric", "metrics", multiple=True, metavar="NAME=MIN..MAX[:lower]",
+              help="Declare a metric column the registry does not know (e.g. numbers_match=0..1).")
+def ragas_cmd(path: Path, dataset: str, run_id: str | None, model: str, metrics: tuple[str, ...]) -> Produced:
+    """A Ragas EvaluationDataset / results / experiment file (or a folder of experiments) → an answer run and, with
+    metric columns, a judge run; prints the judge run (else answer run) id of each file."""
+    return _external_produced(ingest_ragas(Lake(), path=path, dataset=dataset, run_id=run_id, model=model,
+                                           metric_options=metrics))
+
+
+@command.command("deepeval")
+@produces
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@_with_external_options
+def deepeval_cmd(path: Path, dataset: str, run_id: str | None, model: str) -> Produced:
+    """A DeepEval test run (.deepeval/.latest_run_full.json, test_run_<stamp>.json) → an answer run and a judge run
+    of its metricsData; prints the judge run (else answer run) id."""
+    return _external_produced(ingest_deepeval(Lake(), path=path, dataset=dataset, run_id=run_id, model=model))

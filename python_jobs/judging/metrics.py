@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import math
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -18,6 +19,9 @@ from python_jobs.core.config import PROJECT_DIR
 
 SEED = PROJECT_DIR / "seeds" / "metrics.csv"
 JUDGED = "judged"  # the registry family read here
+# judge families whose scores come from another tool's files (`finrag ingest ragas|deepeval`), never from `finrag
+# judge`: the seed declares the metrics of theirs the project knows, with the tool's own name in source_name
+EXTERNAL_FAMILIES = ("ragas", "deepeval")
 
 
 # the answer-file guideline: only the first 300 words of an answer and the first 10 passages are judged
@@ -40,6 +44,11 @@ class MetricSpec:
     continuous: bool
     higher_is_better: bool
     description: str
+    source_name: str | None = None  # an external metric's name as its tool writes it
+
+    @property
+    def external(self) -> bool:
+        return self.judge_family in EXTERNAL_FAMILIES
 
     def allowed(self) -> str:
         if self.continuous:
@@ -65,9 +74,18 @@ def _bool(text: str, where: str) -> bool:
     return text.strip().lower() == "true"
 
 
-@lru_cache(maxsize=4)
-def load_metrics(path: Path = SEED) -> dict[str, MetricSpec]:
-    """The registry's judged metrics by name, in the registry's order."""
+def external_metric_name(tool: str, source_name: str) -> str:
+    """The registry name of a tool's metric: `<tool>_<its name in lower case, each run of other characters one
+    underscore>` (DeepEval's `Correctness [GEval]` -> deepeval_correctness_geval, Ragas' `rouge_score(mode=fmeasure)`
+    -> ragas_rouge_score_mode_fmeasure)."""
+    slug = re.sub(r"[^a-z0-9]+", "_", source_name.lower()).strip("_")
+    return f"{tool}_{slug}" if slug else ""
+
+
+@lru_cache(maxsize=8)
+def load_metrics(path: Path = SEED, external: bool = False) -> dict[str, MetricSpec]:
+    """The registry's judged metrics by name, in the registry's order: the project's own (what `finrag judge` and
+    human labels judge), with `external` also the Ragas and DeepEval metrics it knows."""
     out: dict[str, MetricSpec] = {}
     with open(path, newline="") as fh:
         for i, r in enumerate(csv.DictReader(fh), start=2):
@@ -82,9 +100,13 @@ def load_metrics(path: Path = SEED) -> dict[str, MetricSpec]:
                 needs_passages=_bool(r["needs_passages"], where),
                 needs_numeric_reference=_bool(r["needs_numeric_reference"], where),
                 continuous=_bool(r["continuous"], where), higher_is_better=_bool(r["higher_is_better"], where),
-                description=r["description"])
+                description=r["description"], source_name=r["source_name"] or None)
             if spec.scale_max <= spec.scale_min or (spec.na_value is not None
                                                     and spec.scale_min <= spec.na_value <= spec.scale_max):
                 raise ValueError(f"{where}: bad scale (max must exceed min; na_value must lie off the scale)")
-            out[spec.metric] = spec
+            if spec.external and spec.metric != external_metric_name(spec.judge_family, spec.source_name or ""):
+                raise ValueError(f"{where}: an external metric is named <tool>_<its source_name slug>: "
+                                 f"{external_metric_name(spec.judge_family, spec.source_name or '')}")
+            if external or not spec.external:
+                out[spec.metric] = spec
     return out

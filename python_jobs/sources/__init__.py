@@ -5,6 +5,8 @@
     finrag ingest trec-qrels FILE --dataset NAME
     finrag ingest trec-run FILE --dataset NAME --run-id ID [--format trec|financerag-csv] [--only-known-questions]
     finrag ingest financebench-answers DIR_OR_FILE... [--label-set financebench_human]
+    finrag ingest ragas FILE|DIR --dataset NAME [--run-id ID] [--metric NAME=MIN..MAX[:lower]]...
+    finrag ingest deepeval FILE --dataset NAME [--run-id ID]
 
 Every ingest parses and checks all of its input first (pydantic per line: errors name file, line and field), then
 lands all of its tables in ONE `Lake.land` call, so a failed load lands nothing. The partition value is the load id,
@@ -27,4 +29,5 @@ Decisions (where the design is silent):
   (questions and PDFs refer to the doc_name); a warning names both lines. A repeated doc_name for a different
   document is an error.
 - FinanceBench `model_answer`/`gold_answer` may be numbers in the real files: accepted (answers store text).
+- Ragas and DeepEval files (ragas_files.py, deepeval_runs.py): what they land as and why, in external_runs.py.
 """

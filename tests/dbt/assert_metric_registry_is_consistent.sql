@@ -1,8 +1,9 @@
--- The metric registry (seed `metrics`) holds every metric once; its columns only mean something for some families, and
--- the readers rely on that: a scale whose max exceeds its min, a not-applicable value off the scale, a score_column for
--- every metric that is a column of a fact (all but the judged ones), granularities only from the rules' granularities
--- (python_jobs/core/rules.yml) and only for the families that have them, trec_eval names only for retrieval metrics,
--- and the judged-only columns only on judged rows. Returns the rows that break a rule, with the rule.
+-- The metric registry (seed `metrics`) holds every metric once; its columns only mean something for some families,
+-- and the readers rely on that: a scale whose max exceeds its min, a not-applicable value off the scale, a
+-- score_column for every metric that is a column of a fact (all but the judged ones), granularities only from the
+-- rules' granularities (python_jobs/core/rules.yml) and only for the families that have them, trec_eval names only
+-- for retrieval metrics, the judged-only columns only on judged rows, and the tool's own name (source_name) on the
+-- Ragas and DeepEval metrics only. Returns the rows that break a rule, with the rule.
 
 
 with metrics as (
@@ -69,6 +70,14 @@ broken as (
     from metrics
     where family <> 'retrieval'
         and (trec_eval_name is not null or trec_eval_cut_name is not null)
+
+    union all
+
+    select
+        metric,
+        'source_name on the Ragas and DeepEval metrics, and only there' as rule
+    from metrics
+    where (coalesce(judge_family, '') in ('ragas', 'deepeval')) = (source_name is null)
 
     union all
 

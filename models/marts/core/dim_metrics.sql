@@ -1,10 +1,11 @@
--- The metric registry (seed `metrics`) as a published dimension, one row per metric: the dashboard and
+-- The metric registry (int_metric_registry: the seed `metrics` and the metrics external judge runs declared) as a
+-- published dimension, one row per metric: the dashboard and
 -- `finrag report` read their metric lists, labels, order, granularities and trec_eval names from here (the Parquet
 -- export, the warehouse) instead of writing them down. Granularities become a list; nothing else is derived.
 
 with metrics as (
 
-    select * from {{ ref('metrics') }}
+    select * from {{ ref('int_metric_registry') }}
 
 ),
 
@@ -28,7 +29,8 @@ final as (
         na_value,
         needs_passages,
         needs_numeric_reference,
-        continuous
+        continuous,
+        source_name
     from metrics
 
 )

@@ -1,8 +1,8 @@
 -- One row per judgment (judge run x question x metric) with its run, answer run and metric scale. The normalised
--- score is (raw - scale_min) / (scale_max - scale_min), the scale from the metric registry (seed metrics, its
--- judged rows; SPEC §5), for ok rows only: not_applicable and failed rows carry no score (a not-applicable sentinel
--- such as OmniEval's -1 stays in raw_score as the judge gave it, and never reaches a mean). For correctness and
--- faithfulness -1 is a real score (normalised 0).
+-- score is (raw - scale_min) / (scale_max - scale_min), the scale from the metric registry (int_metric_registry:
+-- the seed and the metrics external runs declared; its judged rows; SPEC §5), for ok rows only: not_applicable
+-- and failed rows carry no score (a not-applicable sentinel such as OmniEval's -1 stays in raw_score as the judge
+-- gave it, and never reaches a mean). For correctness and faithfulness -1 is a real score (normalised 0).
 
 with judgments as (
 
@@ -42,7 +42,7 @@ metrics as (
         scale_max,
         higher_is_better,
         display_order
-    from {{ ref('metrics') }}
+    from {{ ref('int_metric_registry') }}
     where family = 'judged'
 
 ),

@@ -19,7 +19,7 @@ with metrics as (
         metric,
         higher_is_better,
         display_order
-    from {{ ref('metrics') }}
+    from {{ ref('int_metric_registry') }}
 
 ),
 

@@ -1,0 +1,373 @@
+"""What Ragas and DeepEval files land as, and what a run is written from for them (sources/ragas_files.py and
+sources/deepeval_runs.py read and write the formats; this module holds what they share).
+
+A file (a Ragas results / experiment / EvaluationDataset file, a DeepEval test run) lands as:
+- questions: each sample's question is matched by its exact text among --dataset's questions (a DeepEval test case's
+  `name` or `metadata.question_id` decides between questions of the same text); a question the dataset does not
+  hold is created (id `ext-<sha256 of the text, 16 hex>`, source imported, split test, the sample's reference as its
+  reference answer, its reference contexts in meta) in the partition `<dataset>.<answer run>`;
+- an answer run (generation_runs + answers; eval_mode = the tool): the response is the answer; the retrieved
+  contexts are the answer's passages (`answers.passages`, JSON [{doc_ids, chunk_id, text, context_id}], as imported
+  answer files carry them), with chunk_id set and `context_chunk_ids` filled when the tool's context ids name chunks
+  of the dataset. Decision: contexts are not made chunks of a corpus. They are what another system retrieved from its
+  own corpus, with no document, page or gold link here: as chunks they would join `finrag index` / `retrieve`'s
+  corpus and every retrieval metric would count them as misses; as passages `finrag judge` judges over them
+  (faithfulness, UTL, HAL) and the drill-down can show them from the lake's answers;
+- where the file carries metric scores, a judge run `<answer run>-<tool>` (judge_runs + judgments): one judgment
+  per sample and metric, ok with the raw score, or failed (DeepEval's `error`, Ragas' NaN / empty cell) with the
+  reason; the tool's `reason` is the rationale. A score off the metric's scale is refused (nothing lands).
+- metrics: a tool's metric is the registry's `<tool>_<slug of its name>` (judging/metrics.py
+  `external_metric_name`). The seed declares the ones the project knows (scale, direction); a name it does not
+  know is declared with the run in metric_declarations (a DeepEval metric: [0, 1], DeepEval's convention, and the
+  direction its own verdicts show; a Ragas column: only when named with --metric, else left out with a note), and
+  int_metric_registry / dim_metrics union both. A declaration that disagrees with an earlier one of the same metric
+  is refused; why a lake table and not the seed: DeepEval's GEval names are the user's own, one per file, and a
+  seed edited per file is a seed no one can review.
+Every run of one command lands in ONE `Lake.land` call: all or nothing. Re-ingesting a run replaces it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from python_jobs.core.console import say
+from python_jobs.core.contracts import contract
+from python_jobs.core.errors import InputError
+from python_jobs.core.lake import Lake, check_id
+from python_jobs.judging.metrics import MetricSpec, external_metric_name, fmt_number, load_metrics
+from python_jobs.sources.landing import land
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """A metric the seed does not know, as a file (or the command line) declares it."""
+
+    higher_is_better: bool
+    scale_min: float
+    scale_max: float
+    continuous: bool = True
+    description: str | None = None
+
+
+@dataclass
+class ExternalScore:
+    source_name: str
+    score: float | None  # None: the tool wrote no score (a failed metric)
+    field: str  # where the score is in the input, for errors
+    reason: str | None = None
+    error: str | None = None
+    evaluation_model: str | None = None
+
+
+@dataclass
+class ExternalSample:
+    line: int | None
+    field_prefix: str  # "" for a line-per-sample file, "testCases[3]." inside a DeepEval run
+    question: str
+    response: str | None
+    reference: str | None = None
+    contexts: list[str] | None = None
+    context_ids: list[str] | None = None
+    reference_contexts: list[str] | None = None
+    reference_context_ids: list[str] | None = None
+    question_id_hints: tuple[str, ...] = ()
+    scores: list[ExternalScore] = field(default_factory=list)
+
+
+@dataclass
+class ExternalRun:
+    tool: str
+    path: Path
+    run_id: str
+    samples: list[ExternalSample]
+    declarations: dict[str, Declaration] = field(default_factory=dict)  # by source name
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+def default_run_id(path: Path) -> str:
+    """A run id from a file name: `.latest_run_full.json` -> latest_run_full."""
+    stem = path.name.split(".json")[0].split(".csv")[0].strip(".")
+    return check_id("".join(c if c.isalnum() or c in "_.-" else "_" for c in stem) or "run", "run id")
+
+
+def question_id_for(text: str) -> str:
+    return f"ext-{hashlib.sha256(text.encode()).hexdigest()[:16]}"
+
+
+def declared_specs(lake: Lake) -> tuple[dict[str, MetricSpec], dict[str, tuple[str, Declaration]]]:
+    """The registry as landing needs it: the seed's judged metrics (own and external) and the lake's declarations
+    (metric -> (judge run that declared it first, declaration))."""
+    seed = load_metrics(external=True)
+    landed: dict[str, tuple[str, Declaration]] = {}
+    rows = lake.read("metric_declarations").sort(["created_at", "judge_run_id"])
+    for r in rows.iter_rows(named=True):
+        landed.setdefault(r["metric"], (r["judge_run_id"], Declaration(
+            r["higher_is_better"], r["scale_min"], r["scale_max"], r["continuous"], r["description"])))
+    return seed, landed
+
+
+def spec_of(metric: str, tool: str, source_name: str, d: Declaration) -> MetricSpec:
+    tool_label = "Ragas" if tool == "ragas" else "DeepEval"
+    return MetricSpec(metric=metric, judge_family=tool, label=f"{source_name} ({tool_label})",
+                      scale_min=d.scale_min, scale_max=d.scale_max, na_value=None, needs_passages=False,
+                      needs_numeric_reference=False, continuous=d.continuous, higher_is_better=d.higher_is_better,
+                      description=d.description or "", source_name=source_name)
+
+
+def land_external_runs(lake: Lake, runs: list[ExternalRun], dataset: str, model: str) -> list[tuple[str, str | None]]:
+    """Land every run (answer run, its judge run when it has scores, new questions, declarations) in one landing.
+    Returns (answer run id, judge run id or None) per run."""
+    check_id(dataset, "dataset")
+    seed, landed = declared_specs(lake)
+    questions = lake.read("questions", where={"dataset": dataset}, columns=["question_id", "question", "load_id"])
+    chunk_ids = set(lake.read("chunks", where={"dataset": dataset}, columns=["chunk_id"])["chunk_id"].to_list())
+    frames: list[tuple[str, str, pl.DataFrame]] = []
+    out: list[tuple[str, str | None]] = []
+    created_anywhere: set[str] = set()
+    seen_runs: dict[str, Path] = {}
+    for run in runs:
+        if run.run_id in seen_runs:
+            raise InputError(f"two files give the run id {run.run_id!r} ({seen_runs[run.run_id].name} too): name one "
+                             "with --run-id", file=str(run.path))
+        seen_runs[run.run_id] = run.path
+        load_id = f"{dataset}.{run.run_id}"
+        check_id(load_id, "questions load id")
+        # the run's own earlier questions are about to be replaced: they do not count as the dataset's
+        known = questions.filter(pl.col("load_id") != load_id)
+        by_text: dict[str, list[str]] = {}
+        for qid, text in zip(known["question_id"], known["question"], strict=True):
+            by_text.setdefault(text, []).append(qid)
+        file = str(run.path)
+        new_questions: dict[str, dict] = {}
+        answered: dict[str, int | str] = {}
+        answer_rows, judgment_rows = [], []
+        metrics: dict[str, MetricSpec] = {}
+        for s in run.samples:
+            where = {"file": file, "line": s.line}
+            qid = resolve_question(s, by_text, where)
+            if qid is None:
+                qid = question_id_for(s.question)
+                if qid not in created_anywhere:
+                    new_questions[qid] = {
+                        "question_id": qid, "dataset": dataset, "split": "test", "question": s.question,
+                        "reference_answers": [s.reference] if s.reference else None, "source": "imported",
+                        "meta": json.dumps({"imported_from": run.tool, "file": run.path.name,
+                                            "reference_contexts": s.reference_contexts,
+                                            "reference_context_ids": s.reference_context_ids}, ensure_ascii=False),
+                        "_file": file, "_line": s.line}
+                    created_anywhere.add(qid)
+            if qid in answered:
+                question_field = "user_input" if run.tool == "ragas" else "input"
+                raise InputError(f"question {qid!r} ({s.question[:60]!r}) is asked twice in one run (first at "
+                                 f"{answered[qid]})", **where, field=f"{s.field_prefix}{question_field}")
+            answered[qid] = f"line {s.line}" if s.line else s.field_prefix.rstrip(".")
+            if s.response is None:
+                raise InputError("the sample has no response: an answer run needs one per sample", **where,
+                                 field=f"{s.field_prefix}{'response' if run.tool == 'ragas' else 'actualOutput'}")
+            ids = s.context_ids if s.context_ids and len(s.context_ids) == len(s.contexts or []) else None
+            passages = [{"doc_ids": [], "chunk_id": (ids[i] if ids and ids[i] in chunk_ids else None), "text": text,
+                         "context_id": ids[i] if ids else None} for i, text in enumerate(s.contexts or [])]
+            answer_rows.append({
+                "run_id": run.run_id, "question_id": qid, "answer": s.response, "prompt": None,
+                "context_chunk_ids": ids if ids and all(i in chunk_ids for i in ids) else None,
+                "passages": json.dumps(passages, ensure_ascii=False) if s.contexts is not None else None,
+                "error": None, "_file": file, "_line": s.line})
+            for sc in s.scores:
+                metric = external_metric_name(run.tool, sc.source_name)
+                spec = metrics.get(metric) or metric_spec(run, sc, metric, seed, landed, where)
+                metrics[metric] = spec
+                judgment_rows.append(judgment(run, qid, metric, spec, sc, where))
+        say(f"{run.tool} {run.path.name}: {len(answer_rows)} answers ({len(answer_rows) - len(new_questions)} to "
+            f"questions of {dataset!r}, {len(new_questions)} new), {len(metrics)} metrics")
+        params = {"source": run.tool, "file": run.path.name,
+                  "sha256": hashlib.sha256(run.path.read_bytes()).hexdigest(), **run.params}
+        frames += [
+            ("questions", load_id, contract("questions").frame(list(new_questions.values()))),
+            ("generation_runs", run.run_id, contract("generation_runs").frame([{
+                "run_id": run.run_id, "dataset": dataset, "retrieval_run_id": None, "model": model,
+                "eval_mode": run.tool, "prompt_template": None, "params": json.dumps(params, sort_keys=True)}])),
+            ("answers", run.run_id, contract("answers").frame(answer_rows)),
+        ]
+        judge_run_id = None
+        if judgment_rows:
+            judge_run_id = check_id(f"{run.run_id}-{run.tool}", "judge run id")
+            models = sorted({sc.evaluation_model for s in run.samples for sc in s.scores if sc.evaluation_model})
+            frames += [
+                ("judge_runs", judge_run_id, contract("judge_runs").frame([{
+                    "judge_run_id": judge_run_id, "answer_run_id": run.run_id,
+                    "judge_model": ",".join(models) or run.tool,
+                    "rubric_version": ",".join(f"{run.tool}:{m.source_name}" for m in metrics.values()),
+                    "metrics": ",".join(metrics), "params": json.dumps(params, sort_keys=True)}])),
+                ("judgments", judge_run_id, contract("judgments").frame(judgment_rows)),
+                ("metric_declarations", judge_run_id, contract("metric_declarations").frame([
+                    {"judge_run_id": judge_run_id, "metric": m, "source_name": spec.source_name,
+                     "judge_family": run.tool, "label": spec.label, "higher_is_better": spec.higher_is_better,
+                     "scale_min": spec.scale_min, "scale_max": spec.scale_max, "continuous": spec.continuous,
+                     "description": spec.description or None}
+                    for m, spec in metrics.items() if m not in seed])),
+            ]
+        out.append((run.run_id, judge_run_id))
+    land(lake, frames)
+    # an earlier landing of a run may have created questions, scored or declared metrics this one does not: the
+    # landing skips empty frames, so those partitions go here
+    landed_parts = {(t, v) for t, v, f in frames if not f.is_empty()}
+    for run in runs:
+        stale = [("questions", f"{dataset}.{run.run_id}")] + [
+            (t, f"{run.run_id}-{run.tool}") for t in ("judge_runs", "judgments", "metric_declarations")]
+        for table, value in stale:
+            if (table, value) not in landed_parts and lake.drop_partition(table, value):
+                say(f"dropped {table} {value} of an earlier landing of {run.run_id!r}")
+    return out
+
+
+def resolve_question(s: ExternalSample, by_text: dict[str, list[str]], where: dict) -> str | None:
+    candidates = by_text.get(s.question, [])
+    if len(candidates) > 1:
+        hinted = [h for h in s.question_id_hints if h in candidates]
+        if len(hinted) != 1:
+            raise InputError(f"{len(candidates)} questions of the dataset have this text ({', '.join(candidates[:3])})"
+                             "; which one is meant is not said", **where,
+                             field=f"{s.field_prefix}{'input' if s.field_prefix else 'user_input'}")
+        return hinted[0]
+    return candidates[0] if candidates else None
+
+
+def metric_spec(run: ExternalRun, sc: ExternalScore, metric: str, seed: dict[str, MetricSpec],
+                landed: dict[str, tuple[str, Declaration]], where: dict) -> MetricSpec:
+    if not metric:
+        raise InputError(f"metric name {sc.source_name!r} has no letter or digit", **where, field=sc.field)
+    if metric in seed:
+        return seed[metric]
+    declared = run.declarations.get(sc.source_name)
+    if declared is None:
+        raise InputError(f"metric {sc.source_name!r} is not in the metric registry and not declared", **where,
+                         field=sc.field)
+    if declared.scale_max <= declared.scale_min:
+        raise InputError(f"metric {sc.source_name!r}: the scale's max must exceed its min", **where, field=sc.field)
+    earlier = landed.get(metric)
+    if earlier is not None:
+        judge_run_id, before = earlier
+        keys = ("higher_is_better", "scale_min", "scale_max", "continuous")
+        if judge_run_id != f"{run.run_id}-{run.tool}" and any(getattr(before, k) != getattr(declared, k)
+                                                             for k in keys):
+            raise InputError(f"metric {metric!r} was declared by judge run {judge_run_id!r} as "
+                             f"{describe(before)}; this file makes it {describe(declared)}", **where, field=sc.field)
+    return spec_of(metric, run.tool, sc.source_name, declared)
+
+
+def describe(d: Declaration) -> str:
+    return (f"[{fmt_number(d.scale_min)}, {fmt_number(d.scale_max)}] "
+            f"{'higher' if d.higher_is_better else 'lower'} is better")
+
+
+def judgment(run: ExternalRun, qid: str, metric: str, spec: MetricSpec, sc: ExternalScore, where: dict) -> dict:
+    row = {"judge_run_id": f"{run.run_id}-{run.tool}", "question_id": qid, "metric": metric,
+           "rubric": f"{run.tool}:{sc.source_name}", "rationale": sc.reason, "_file": where["file"],
+           "_line": where["line"]}
+    if sc.error is not None or sc.score is None or math.isnan(sc.score):
+        why = sc.error or f"{run.tool} wrote no score for {sc.source_name!r}"
+        return row | {"raw_score": None, "status": "failed", "error": why}
+    if not spec.on_scale(sc.score):
+        raise InputError(f"score {sc.score!r} is off the {metric} scale; allowed: {spec.allowed()}", **where,
+                         field=sc.field)
+    return row | {"raw_score": float(sc.score), "status": "ok", "error": None}
+
+
+# ------------------------------------------------------------------------------------------------------- exports
+@dataclass
+class ExportSample:
+    question_id: str
+    question: str
+    response: str
+    reference: str | None
+    contexts: list[str] | None
+    context_ids: list[str] | None
+    reference_contexts: list[str] | None
+    scores: dict[str, dict[str, Any]]  # tool-facing metric name -> {score, reason, error, status, threshold, ...}
+
+
+def load_export(lake: Lake, run_id: str, tool: str) -> tuple[list[ExportSample], dict[str, MetricSpec]]:
+    """An answer run, or a judge run and its answer run, as the samples an export writes. A metric of `tool` keeps
+    its raw score and its own name; any other is written normalised to [0, 1] (both tools' convention) under its
+    registry name (Ragas: a column) or label (DeepEval)."""
+    judge = lake.read("judge_runs", where={"judge_run_id": run_id})
+    answer_run_id = judge["answer_run_id"][0] if judge.height else run_id
+    runs = lake.read("generation_runs", where={"run_id": answer_run_id})
+    if runs.height == 0:
+        raise InputError(f"no answer run or judge run {run_id!r} in the lake", field="run_id")
+    dataset = runs["dataset"][0]
+    answers = lake.read_partition("answers", answer_run_id).filter(pl.col("answer").is_not_null()).sort("question_id")
+    questions = lake.read("questions", where={"dataset": dataset},
+                          columns=["question_id", "question", "reference_answers", "meta"])
+    q = {r["question_id"]: r for r in questions.iter_rows(named=True)}
+    evidence = lake.read("evidence", where={"dataset": dataset}, columns=["question_id", "evidence_ordinal",
+                                                                          "evidence_text"])
+    gold: dict[str, list[str]] = {}
+    for r in evidence.sort(["question_id", "evidence_ordinal"]).iter_rows(named=True):
+        if r["evidence_text"]:
+            gold.setdefault(r["question_id"], []).append(r["evidence_text"])
+    chunk_wanted = {c for ids in answers["context_chunk_ids"].drop_nulls() for c in ids}
+    chunks = lake.read("chunks", where={"dataset": dataset}, columns=["chunk_id", "text"]).filter(
+        pl.col("chunk_id").is_in(list(chunk_wanted)))
+    chunk_text = dict(zip(chunks["chunk_id"], chunks["text"], strict=True))
+    specs: dict[str, MetricSpec] = {}
+    by_answer: dict[str, dict[str, dict[str, Any]]] = {}
+    if judge.height:
+        seed, landed = declared_specs(lake)
+        judgments = lake.read_partition("judgments", run_id)
+        for metric in dict.fromkeys(judgments["metric"].to_list()):
+            if metric in seed:
+                specs[metric] = seed[metric]
+            elif metric in landed:
+                d = lake.read("metric_declarations", where={"metric": metric}).row(0, named=True)
+                specs[metric] = spec_of(metric, d["judge_family"], d["source_name"], landed[metric][1])
+            else:
+                raise InputError(f"judge run {run_id!r} judged {metric!r}, which the metric registry does not hold",
+                                 field="metric")
+        params = json.loads(judge["params"][0] or "{}")
+        thresholds = params.get("thresholds", {})
+        # a DeepEval run's per-metric evaluation models (None for metrics that used none); else the judge model
+        models = params.get("evaluation_models", {})
+        for r in judgments.iter_rows(named=True):
+            spec = specs[r["metric"]]
+            own = spec.judge_family == tool
+            name = spec.source_name if own else (r["metric"] if tool == "ragas" else spec.label)
+            value = r["raw_score"] if r["status"] == "ok" else None
+            score = value if own or value is None else spec.normalize(value)
+            by_answer.setdefault(r["question_id"], {})[name] = {
+                "score": score, "reason": r["rationale"], "error": r["error"] if r["status"] != "ok" else None,
+                "status": r["status"], "higher_is_better": spec.higher_is_better,
+                "threshold": thresholds.get(r["metric"], 0.5),
+                "model": models[r["metric"]] if r["metric"] in models else judge["judge_model"][0]}
+    samples = []
+    for a in answers.iter_rows(named=True):
+        if a["question_id"] not in q:
+            raise InputError(f"question {a['question_id']!r} of run {answer_run_id!r} is not in the lake",
+                             field="question_id")
+        question = q[a["question_id"]]
+        passages = json.loads(a["passages"]) if a["passages"] else None
+        if passages is not None:
+            contexts = [p.get("text") if p.get("text") is not None else chunk_text.get(p.get("chunk_id"), "")
+                        for p in passages]
+            ids = [p.get("context_id") or p.get("chunk_id") for p in passages]
+        elif a["context_chunk_ids"] is not None:
+            contexts = [chunk_text.get(c, "") for c in a["context_chunk_ids"]]
+            ids = list(a["context_chunk_ids"])
+        else:
+            contexts, ids = None, None
+        meta = json.loads(question["meta"] or "{}")
+        refs = question["reference_answers"]
+        samples.append(ExportSample(
+            question_id=a["question_id"], question=question["question"], response=a["answer"],
+            reference=refs[0] if refs else None, contexts=contexts,
+            context_ids=ids if ids and all(i is not None for i in ids) else None,
+            reference_contexts=gold.get(a["question_id"]) or meta.get("reference_contexts"),
+            scores=by_answer.get(a["question_id"], {})))
+    return samples, specs
