@@ -164,6 +164,26 @@ with partitions as (
         max(created_at) as loaded_at
     from {{ source('lake', 'model_trainings') }}
     group by training_id, dataset
+    union all
+    select
+        'sweeps' as table_name,
+        'sweep_id' as partition_column,
+        sweep_id as partition_value,
+        dataset,
+        count(*) as n_rows,
+        max(created_at) as loaded_at
+    from {{ source('lake', 'sweeps') }}
+    group by sweep_id, dataset
+    union all
+    select
+        'sweep_runs' as table_name,
+        'sweep_id' as partition_column,
+        sweep_id as partition_value,
+        dataset,
+        count(*) as n_rows,
+        max(created_at) as loaded_at
+    from {{ source('lake', 'sweep_runs') }}
+    group by sweep_id, dataset
 
 )
 
