@@ -1,4 +1,4 @@
-"""`finrag sweep GRID.yaml`: run a grid of retrieval (or answer) configurations over a dataset, resumably.
+"""`finrag sweep <grid.yaml>`: run a grid of retrieval (or answer) configurations over a dataset, resumably.
 
 The grid file is documented in python_jobs/sweeps/grid.py, the rules and decisions in python_jobs/sweeps/runs.py.
 """

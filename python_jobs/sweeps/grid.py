@@ -1,4 +1,4 @@
-"""A sweep's grid file (YAML): what `finrag sweep GRID.yaml` runs.
+"""A sweep's grid file (YAML): what `finrag sweep <grid.yaml>` runs.
 
     dataset: demo_synthetic
     kind: retrieval                    # retrieval (default), or answer: answer runs (e.g. over a retrieval run)

@@ -1,4 +1,4 @@
-"""`finrag sweep GRID.yaml`: run a grid of retrieval (or answer) configurations over one dataset (SPEC §9).
+"""`finrag sweep <grid.yaml>`: run a grid of retrieval (or answer) configurations over one dataset (SPEC §9).
 
 The grid (python_jobs/sweeps/grid.py) expands to configurations; each is the config object the verb builds
 (RetrievalConfig, AnswerConfig) and runs through the verb's own library call (run_retrieval, run_answers), so its
