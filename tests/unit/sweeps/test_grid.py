@@ -13,6 +13,7 @@ from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake
 from python_jobs.sweeps.grid import parse_grid, read_grid
 from python_jobs.sweeps.runs import plan_sweep
+from support.paths import PROJECT
 from support.toy_corpus import DATASET, FLAT
 
 GOOD = f"""\
@@ -143,3 +144,14 @@ def test_a_bad_value_in_an_answer_grid(tmp_path: Path, home: Path, toy: Lake) ->
 def test_a_grid_parsed_from_text_names_its_file() -> None:
     with pytest.raises(InputError, match=r"^file g\.yaml, line 1, field 'dataset': the dataset is a name$"):
         parse_grid("dataset: [a]\nparameters: {k: [1]}\n", "g.yaml")
+
+
+def test_the_example_grid_of_the_docs() -> None:
+    """docs/sweeps/financebench_chunks_x_retrievers.yaml is a valid grid, and README shows it as it is."""
+    path = PROJECT / "docs" / "sweeps" / "financebench_chunks_x_retrievers.yaml"
+    grid = read_grid(path)
+    assert [p.describe() for p in grid.points()] == [
+        "chunk_size=512, retriever=bm25", "chunk_size=512, retriever=dense", "chunk_size=1024, retriever=bm25",
+        "chunk_size=1024, retriever=dense", "chunk_size=1024, retriever=hybrid"]
+    shown = "\n".join(line for line in path.read_text().splitlines() if not line.startswith("#"))
+    assert f"```yaml\n{shown}\n```" in (PROJECT / "README.md").read_text()
