@@ -25,18 +25,10 @@ from support.cli import dbt_build, run_finrag
 from support.fake_llm import FakeLLM
 from support.paths import PROJECT
 from support.shards import assert_same_rows, land_chain_corpus
+from support.sweeps import TOY_GRID
 from support.toy_corpus import DATASET
 from support.warehouse import warehouse_query
 
-RETRIEVAL_GRID = f"""\
-dataset: {DATASET}
-fixed:
-  k: 3
-parameters:
-  chunk_size: [16, 32]
-  retriever: [bm25, keywords]
-baseline: {{chunk_size: 32, retriever: bm25}}
-"""
 LEVEL = yaml.safe_load((PROJECT / "dbt_project.yml").read_text())["vars"]["sweep_effects_level"]
 
 
@@ -94,7 +86,7 @@ def test_sweeps_sharded_resumed_answered_and_built(tmp_path: Path) -> None:
     for h in (whole, home):
         land_chain_corpus(h)
     grid = tmp_path / "retrieval.yaml"
-    grid.write_text(RETRIEVAL_GRID)
+    grid.write_text(TOY_GRID)
 
     # two shard processes at once (they chunk and embed one at a time, then run their own configurations)
     procs = [subprocess.Popen([sys.executable, "-m", "python_jobs.cli", "--home", str(home), "sweep", str(grid),

@@ -18,21 +18,12 @@ from python_jobs.sweeps.grid import parse_grid
 from python_jobs.sweeps.runs import landed_runs, plan_sweep, run_sweep
 from support.retrieval_runs import retrieve
 from support.shards import assert_same_rows
+from support.sweeps import TOY_GRID
 from support.toy_corpus import DATASET, land_corpus
-
-GRID = f"""\
-dataset: {DATASET}
-fixed:
-  k: 3
-parameters:
-  chunk_size: [16, 32]
-  retriever: [bm25, keywords]
-baseline: {{chunk_size: 32, retriever: bm25}}
-"""
 
 
 def sweep(home: Path, shard: Shard | None = None, dry_run: bool = False) -> dict:
-    plan = plan_sweep(home, parse_grid(GRID, "grid.yaml"))
+    plan = plan_sweep(home, parse_grid(TOY_GRID, "grid.yaml"))
     return run_sweep(home, plan, shard=shard, dry_run=dry_run, progress=False)
 
 
@@ -121,7 +112,7 @@ def test_an_interrupted_sweep_resumes_with_what_had_not_landed(home: Path, monke
         sweep(home)
     landed = run_rows(home)
     assert sorted(landed) == sorted(ran)
-    plan = plan_sweep(home, parse_grid(GRID, "grid.yaml"))
+    plan = plan_sweep(home, parse_grid(TOY_GRID, "grid.yaml"))
     assert landed_runs(Lake(home), plan) == set(ran)
 
     monkeypatch.setattr(sweep_runs, "run_retrieval", real)
@@ -140,7 +131,7 @@ def test_two_shards_together_land_the_unsharded_sweep(tmp_path: Path) -> None:
         land_corpus(h, parent_child=False)
     assert sweep(whole)["ran"] == 4
     first, second = (sweep(sharded, Shard(i, 2)) for i in (1, 2))
-    plan = plan_sweep(whole, parse_grid(GRID, "grid.yaml"))
+    plan = plan_sweep(whole, parse_grid(TOY_GRID, "grid.yaml"))
     ids = [c.run_id for c in plan.configurations]
     # configurations 1 and 3 of the grid's order to shard 1/2, 2 and 4 to shard 2/2
     assert (first["ran"], second["ran"], first["landed_before"], second["landed_before"]) == (2, 2, 0, 2)
@@ -155,7 +146,7 @@ def test_two_shards_together_land_the_unsharded_sweep(tmp_path: Path) -> None:
 def test_a_run_whose_shards_have_not_all_landed_is_run_again(home: Path) -> None:
     land_corpus(home, parent_child=False)
     sweep(home, Shard(1, 2))  # chunks both sizes, runs configurations 1 and 3
-    plan = plan_sweep(home, parse_grid(GRID, "grid.yaml"))
+    plan = plan_sweep(home, parse_grid(TOY_GRID, "grid.yaml"))
     second = plan.configurations[1]
     # the second configuration, landed by `finrag retrieve --shard 1/2` only: not landed yet for the sweep
     retrieve(home, DATASET, "keywords", k=3, chunker_id="tok16o0-minilm", shard=Shard(1, 2))
