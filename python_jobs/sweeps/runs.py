@@ -14,9 +14,10 @@ run row and run id are exactly those of `finrag retrieve` / `finrag answer` with
   values live in sweep_runs, not in the run rows: a run stays the verb's run, and one run may belong to several
   sweeps.
 - Resumable: a configuration whose run has landed (its partition, every shard of it if it was sharded) is skipped,
-  so a killed or re-run sweep runs only what is missing; a run that failed stops the sweep (what landed stays),
-  except an answer run whose LLM calls all failed, which lands with its errors (as `finrag answer` does) and is
-  reported at the end.
+  so a killed or re-run sweep runs only what is missing. A run that fails stops the sweep (what landed stays),
+  except an answer run whose LLM calls all failed: it lands with its errors (as `finrag answer` does), the sweep
+  goes on and exits 1 at the end, and such a run does not count as landed, so the next run of the sweep tries it
+  again (the LLM cache keeps what did not fail).
 - Chunking per chunk size: chunk_* settings make the configuration's chunking (ChunkingConfig); before the runs, the
   chunkings the pending configurations need are made when their chunks partition is missing (chunks are keyed by
   chunker id, so chunkings coexist) and the chunks their dense stages search are embedded (`index_chunks`:
@@ -36,6 +37,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -217,6 +219,10 @@ def landed_runs(lake: Lake, plan: SweepPlan) -> set[str]:
             count = int(str(next(iter(shards))).split("/")[1])
             if len(shards) < count:
                 continue
+        if table == "generation_runs":  # an answer run whose every LLM call failed is run again
+            errors = lake.read_partition("answers", run_id)["error"]
+            if errors.len() and errors.is_not_null().all():
+                continue
         out.add(run_id)
     return out
 
@@ -278,7 +284,7 @@ def run_sweep(home: str | Path | None, plan: SweepPlan, llm_config: LLMConfig | 
         lake.land(plan.frames())
     if not todo:
         say(f"sweep {plan.sweep_id}: every configuration{' of this shard' if shard else ''} has landed")
-        return {**summary, "ran": 0, "failed": []}
+        return {**summary, "ran": 0}
     summary.update(_prepare(lake, grid.dataset, todo, progress))
 
     llm_config = llm_config or LLMConfig.from_env()
@@ -286,7 +292,7 @@ def run_sweep(home: str | Path | None, plan: SweepPlan, llm_config: LLMConfig | 
     if any(c.uses_llm for c in todo) and llm_config.embedded and not llm_config.embedded_url:
         server, url = start_embedded_server()  # one model load for every LLM run of the sweep
         llm_config = replace(llm_config, embedded_url=url)
-    failed: list[dict[str, str]] = []
+    failed: list[str] = []
     try:
         with console_progress(total=len(todo), desc=f"sweep {plan.sweep_id}", unit="run", enabled=progress) as bar:
             for c in todo:
@@ -299,7 +305,7 @@ def run_sweep(home: str | Path | None, plan: SweepPlan, llm_config: LLMConfig | 
                     else:
                         run_id = run_answers(str(lake.home), c.config, llm_config)
                 except JobError as exc:  # an answer run whose calls all failed has landed with its errors
-                    failed.append({"run_id": c.run_id, "configuration": c.point.describe(), "error": str(exc)})
+                    failed.append(f"{c.point.describe()} ({exc})")
                     run_id = c.run_id
                 if run_id != c.run_id:
                     raise JobError(f"sweep {plan.sweep_id}: configuration {c.point.describe()} landed as run "
@@ -308,5 +314,11 @@ def run_sweep(home: str | Path | None, plan: SweepPlan, llm_config: LLMConfig | 
     finally:
         if server is not None:
             server.terminate()
-            server.wait(10)
-    return {**summary, "ran": len(todo), "failed": failed}
+            try:
+                server.wait(10)
+            except subprocess.TimeoutExpired:
+                server.kill()
+    if failed:
+        raise JobError(f"sweep {plan.sweep_id}: {len(failed)} of {len(todo)} runs landed with every LLM call failed, "
+                       f"e.g. {failed[0]}; a re-run of the sweep runs them again")
+    return {**summary, "ran": len(todo)}

@@ -2,7 +2,7 @@
 expansion over two chunk sizes (no model to load): its runs are the runs `finrag retrieve` lands for the same
 settings, its rows record the grid, its parameters and its baseline run; a re-run lands nothing; an interrupted
 sweep resumes with the configurations that had not landed; its shards together land the unsharded sweep; a run
-whose shards have not all landed is run again."""
+whose shards have not all landed is run again, and so is an answer run whose LLM calls all failed."""
 
 from __future__ import annotations
 
@@ -12,14 +12,17 @@ from pathlib import Path
 import pytest
 
 import python_jobs.sweeps.runs as sweep_runs
+from python_jobs.core.errors import JobError
 from python_jobs.core.lake import Lake
 from python_jobs.core.shards import Shard
+from python_jobs.llm.config import LLMConfig
 from python_jobs.sweeps.grid import parse_grid
 from python_jobs.sweeps.runs import landed_runs, plan_sweep, run_sweep
+from support.fake_llm import Behaviour, FakeLLM
 from support.retrieval_runs import retrieve
-from support.shards import assert_same_rows
+from support.shards import assert_same_rows, land_chain_corpus
 from support.sweeps import TOY_GRID
-from support.toy_corpus import DATASET, land_corpus
+from support.toy_corpus import DATASET, FLAT, land_corpus
 
 
 def sweep(home: Path, shard: Shard | None = None, dry_run: bool = False) -> dict:
@@ -155,3 +158,24 @@ def test_a_run_whose_shards_have_not_all_landed_is_run_again(home: Path) -> None
     retrieve(home, DATASET, "keywords", k=3, chunker_id="tok16o0-minilm", shard=Shard(2, 2))
     assert second.run_id in landed_runs(Lake(home), plan)
     assert sweep(home, Shard(2, 2))["ran"] == 1  # the fourth configuration only
+
+
+def test_an_answer_run_whose_calls_all_failed_is_run_again(home: Path) -> None:
+    land_chain_corpus(home)
+    bm25 = retrieve(home, DATASET, "bm25", k=3, chunker_id=FLAT)["run_id"]
+    grid = parse_grid(f"dataset: {DATASET}\nkind: answer\nfixed: {{retrieval_run_id: {bm25}, max_tokens: 16}}\n"
+                      "parameters:\n  k: [1, 2]\n", "answers.yaml")
+    with FakeLLM(Behaviour(always={"": "500"})) as down:
+        failing = LLMConfig(base_url=down.base_url, model="fake-model", timeout=5, max_attempts=1)
+        plan = plan_sweep(home, grid, failing)
+        with pytest.raises(JobError, match=r"2 of 2 runs landed with every LLM call failed"):
+            run_sweep(home, plan, failing, progress=False)
+    ids = {c.run_id for c in plan.configurations}
+    assert set(Lake(home).partitions("generation_runs")) == ids and landed_runs(Lake(home), plan) == set()
+    with FakeLLM() as up:
+        working = LLMConfig(base_url=up.base_url, model="fake-model", timeout=5, max_attempts=1)
+        again = plan_sweep(home, grid, working)  # the same runs: an answer run's id hashes the model, not the host
+        assert again.sweep_id == plan.sweep_id
+        assert run_sweep(home, again, working, progress=False)["ran"] == 2
+    assert landed_runs(Lake(home), plan) == ids
+    assert Lake(home).read("answers")["error"].null_count() == 2 * 5  # both runs, every toy question answered
