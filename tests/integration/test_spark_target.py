@@ -20,7 +20,7 @@ from support.dashboard_home import dashboard_home
 from support.paths import SHARED_DATA
 from support.spark_equality import compare_warehouses, duckdb_tables
 
-MODELS = 60  # the project's models (dbt ls --resource-type model)
+MODELS = 63  # the project's models (dbt ls --resource-type model)
 
 
 @pytest.fixture(scope="module")
