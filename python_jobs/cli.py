@@ -21,6 +21,7 @@ VERBS: dict[str, str] = {
     "synth": "python_jobs.commands.synth",
     "index": "python_jobs.commands.index",
     "retrieve": "python_jobs.commands.retrieve",
+    "sweep": "python_jobs.commands.sweep",
     "export-run": "python_jobs.commands.export_run",
     "build": "python_jobs.commands.build",
     "sql": "python_jobs.commands.sql",

@@ -38,6 +38,10 @@ with partitions as (
     {{ lake_partitions('qa_generation_attempts', 'generation_run_id', True) }}
     union all
     {{ lake_partitions('model_trainings', 'training_id', True) }}
+    union all
+    {{ lake_partitions('sweeps', 'sweep_id', True) }}
+    union all
+    {{ lake_partitions('sweep_runs', 'sweep_id', True) }}
 
 )
 

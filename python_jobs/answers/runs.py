@@ -36,7 +36,7 @@ from python_jobs.core.job_config import JobConfig, required
 from python_jobs.core.lake import Lake, check_id
 from python_jobs.core.question_sets import select_splits, splits_param
 from python_jobs.core.shards import Shard, select_shard
-from python_jobs.llm.client import ChatRequest, LLMClient, LLMResult, raise_if_all_failed
+from python_jobs.llm.client import ChatRequest, LLMClient, LLMResult, model_name, raise_if_all_failed
 from python_jobs.llm.config import LLMConfig
 from python_jobs.llm.prompts import PromptTemplate, load_template, render_prompt
 
@@ -196,11 +196,22 @@ def load_passages(lake: Lake, dataset: str, retrieval_run_id: str, k: int) -> di
     return out
 
 
-def run_answers(home: str | None, cfg: AnswerConfig, llm_config: LLMConfig, *, shard: Shard | None = None) -> str:
-    """Answer `cfg`'s questions and land the run. Beside the config: the LLM endpoint (the environment's, with its
-    key; the model enters the hash through the client) and this process's shard of the run (the run and its id are
-    the whole run's)."""
-    lake = Lake(home)
+@dataclass(frozen=True)
+class AnswerIdentity:
+    """What an answer run's id derives from, known before any call: the dataset (a RAG run's from its retrieval
+    run), the templates, the hashed params."""
+
+    run_id: str
+    dataset: str
+    mode: str
+    template: PromptTemplate
+    fuse: PromptTemplate
+    params: dict[str, Any]
+    digest: str
+
+
+def answer_identity(lake: Lake, cfg: AnswerConfig, model: str) -> AnswerIdentity:
+    """The run `cfg` lands as when `model` answers (its id is `cfg.run_id`, else derived from the config hash)."""
     closed_book, retrieval_run_id, dataset = cfg.closed_book, cfg.retrieval_run_id, cfg.dataset
     if not closed_book:
         runs = lake.read("retrieval_runs", where={"run_id": retrieval_run_id})
@@ -215,10 +226,6 @@ def run_answers(home: str | None, cfg: AnswerConfig, llm_config: LLMConfig, *, s
     tpl: PromptTemplate = load_template(cfg.template or (DEFAULT_CLOSED_TEMPLATE if closed_book
                                                          else DEFAULT_RAG_TEMPLATE))
     fuse: PromptTemplate = load_template(cfg.fuse_template)
-    questions = load_questions(lake, dataset, cfg.question_ids, cfg.limit, cfg.splits)
-
-    llm = LLMClient(home, llm_config, job_run_id=f"answer-{dataset}{f'-{shard.tag}' if shard else ''}",
-                    batch_size=cfg.ledger_batch)
     mode = "closed_book" if closed_book else "rag"
     params = {"mode": mode, "k": None if closed_book else cfg.k,
               "context_tokens": None if closed_book else cfg.context_tokens, "max_tokens": cfg.max_tokens,
@@ -226,9 +233,30 @@ def run_answers(home: str | None, cfg: AnswerConfig, llm_config: LLMConfig, *, s
               "question_ids": sorted(cfg.question_ids) or None, "template_sha256": tpl.sha256,
               "fuse_template": None if closed_book else fuse.ref,
               **({"splits": list(cfg.splits)} if cfg.splits else {})}  # an explicit selection changes the run id
-    digest = config_hash({"dataset": dataset, "retrieval_run_id": retrieval_run_id, "model": llm.model,
+    digest = config_hash({"dataset": dataset, "retrieval_run_id": retrieval_run_id, "model": model,
                           "prompt_template": tpl.ref, **params})
     run_id = check_id(cfg.run_id or f"{dataset}-{mode}-{digest[:10]}", "run id")
+    return AnswerIdentity(run_id, dataset, mode, tpl, fuse, params, digest)
+
+
+def planned_run_id(home: str | None, cfg: AnswerConfig, llm_config: LLMConfig) -> str:
+    """The run id `run_answers(home, cfg, llm_config)` lands under, known without running it."""
+    return answer_identity(Lake(home), cfg, model_name(llm_config)).run_id
+
+
+def run_answers(home: str | None, cfg: AnswerConfig, llm_config: LLMConfig, *, shard: Shard | None = None) -> str:
+    """Answer `cfg`'s questions and land the run. Beside the config: the LLM endpoint (the environment's, with its
+    key; the model enters the hash through the client) and this process's shard of the run (the run and its id are
+    the whole run's)."""
+    lake = Lake(home)
+    closed_book, retrieval_run_id = cfg.closed_book, cfg.retrieval_run_id
+    ident = answer_identity(lake, cfg, model_name(llm_config))
+    run_id, dataset, mode, tpl, fuse, params, digest = (ident.run_id, ident.dataset, ident.mode, ident.template,
+                                                         ident.fuse, ident.params, ident.digest)
+    questions = load_questions(lake, dataset, cfg.question_ids, cfg.limit, cfg.splits)
+
+    llm = LLMClient(home, llm_config, job_run_id=f"answer-{dataset}{f'-{shard.tag}' if shard else ''}",
+                    batch_size=cfg.ledger_batch)
 
     passages = {} if closed_book else load_passages(lake, dataset, retrieval_run_id, cfg.k)  # type: ignore[arg-type]
     if not closed_book:

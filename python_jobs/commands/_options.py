@@ -48,9 +48,9 @@ def llm_options(model_flag: str = "--llm-model",
     return decorate
 
 
-def shard_option(ids: str) -> Callable[..., Any]:
+def shard_option(ids: str, help: str | None = None) -> Callable[..., Any]:
     """`--shard I/N` (python_jobs/core/shards.py), parsed into the command's `shard: Shard | None` argument; `ids`
-    names what is sliced (e.g. "question ids")."""
+    names what is sliced (e.g. "question ids"), `help` replaces the help of a verb that slices otherwise."""
 
     def parse(ctx: click.Context, param: click.Parameter, value: str | None) -> Shard | None:
         if value is None:
@@ -61,8 +61,8 @@ def shard_option(ids: str) -> Callable[..., Any]:
             raise click.BadParameter(exc.detail) from None
 
     return click.option("--shard", callback=parse, default=None, metavar="I/N",
-                        help=f"Run shard I of N (1 <= I <= N): only the {ids} whose SHA-256 mod N is I-1, landed as "
-                        "this shard's part of the same run (run every shard with the same options).")
+                        help=help or f"Run shard I of N (1 <= I <= N): only the {ids} whose SHA-256 mod N is I-1, "
+                        "landed as this shard's part of the same run (run every shard with the same options).")
 
 
 def sigterm_as_interrupt() -> None:

@@ -13,45 +13,25 @@ from __future__ import annotations
 import click
 
 from python_jobs.commands._options import Produced, produces
-from python_jobs.core.errors import InputError
-from python_jobs.corpus.chunking import DEFAULT_PRESET, PRESETS, ChunkerSpec, run_chunk
-from python_jobs.corpus.tokenizers import DEFAULT_TOKENIZER, load_tokenizer
+from python_jobs.corpus.chunking import PRESETS, ChunkingConfig, run_chunk
 
-# Two newlines: whitespace to every tokenizer, so no token spans a page break (a form feed would not do: BERT's
-# normaliser deletes control characters and would glue the last word of a page to the first of the next).
+
+def _help(name: str) -> str | None:
+    return ChunkingConfig.model_fields[name].description
 
 @click.command("chunk")
 @produces
 @click.option("--dataset", required=True, help="Dataset whose pages to chunk (as ingested).")
-@click.option("--preset", type=click.Choice(sorted(PRESETS)), default=None,
-              help=f"Window size/overlap in tokens (default {DEFAULT_PRESET}, unless --size is given).")
-@click.option("--size", type=int, default=None, help="Window size in tokens (instead of --preset).")
-@click.option("--overlap", type=int, default=None, help="Window overlap in tokens (with --size).")
-@click.option("--parent-size", type=int, default=None, help="Parent window size: makes parent and child chunks.")
-@click.option("--parent-overlap", type=int, default=None, help="Parent window overlap (with --parent-size).")
-@click.option("--parent-preset", type=click.Choice(sorted(PRESETS)), default=None,
-              help="Parent size/overlap as a preset (instead of --parent-size/--parent-overlap).")
-@click.option("--tokenizer", default=DEFAULT_TOKENIZER, show_default=True,
-              help="'minilm', a directory with tokenizer.json, a tokenizer.json file, or a locally cached model name.")
-def command(dataset: str, preset: str | None, size: int | None, overlap: int | None, parent_size: int | None,
-            parent_overlap: int | None, parent_preset: str | None, tokenizer: str) -> Produced:
+@click.option("--preset", type=click.Choice(sorted(PRESETS)), default=None, help=_help("preset"))
+@click.option("--size", type=int, default=None, help=_help("size"))
+@click.option("--overlap", type=int, default=None, help=_help("overlap"))
+@click.option("--parent-size", type=int, default=None, help=_help("parent_size"))
+@click.option("--parent-overlap", type=int, default=None, help=_help("parent_overlap"))
+@click.option("--parent-preset", type=click.Choice(sorted(PRESETS)), default=None, help=_help("parent_preset"))
+@click.option("--tokenizer", default=ChunkingConfig.default("tokenizer"), show_default=True, help=_help("tokenizer"))
+def command(dataset: str, **options: object) -> Produced:
     """Chunk a dataset's pages into overlapping token windows (lake table `chunks`)."""
-    if preset and (size is not None or overlap is not None):
-        raise InputError("give either --preset or --size/--overlap", field="preset")
-    if size is None and overlap is not None:
-        raise InputError("--overlap needs --size", field="overlap")
-    if size is None:
-        size, overlap = PRESETS[preset or DEFAULT_PRESET]
-    elif overlap is None:
-        overlap = 0
-    if parent_preset:
-        if parent_size is not None or parent_overlap is not None:
-            raise InputError("give either --parent-preset or --parent-size/--parent-overlap", field="parent_preset")
-        parent_size, parent_overlap = PRESETS[parent_preset]
-    elif parent_size is not None and parent_overlap is None:
-        parent_overlap = 0
-    tok = load_tokenizer(tokenizer)
-    spec = ChunkerSpec(size, overlap, tok.slug, parent_size, parent_overlap)
+    spec, tok = ChunkingConfig.from_dict(options).spec()
     res = run_chunk(dataset, spec, tok)
     family = {"parents": res.parents, "children": res.children} if spec.parent_child else {}
     return res.chunker_id, {"dataset": dataset, "chunker_id": res.chunker_id, "documents": res.documents,

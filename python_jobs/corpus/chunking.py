@@ -24,14 +24,17 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Literal, Self
 
 import polars as pl
+from pydantic import Field, model_validator
 
 from python_jobs.core.console import progress
 from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError
+from python_jobs.core.job_config import JobConfig
 from python_jobs.core.lake import Lake, check_id
-from python_jobs.corpus.tokenizers import DEFAULT_TOKENIZER, LoadedTokenizer
+from python_jobs.corpus.tokenizers import DEFAULT_TOKENIZER, LoadedTokenizer, load_tokenizer
 
 # Two newlines: whitespace to every tokenizer, so no token spans a page break (a form feed would not do: BERT's
 # normaliser deletes control characters and would glue the last word of a page to the first of the next).
@@ -77,6 +80,55 @@ class ChunkerSpec:
             parts.append(f"parent{self.parent_size}o{self.parent_overlap}")
         parts.append(self.tokenizer)
         return "-".join(parts)
+
+
+Preset = Literal[tuple(PRESETS)]  # type: ignore[valid-type]
+
+
+class ChunkingConfig(JobConfig):
+    """A chunking as `finrag chunk` takes it (and a sweep's chunk_* settings): a preset, or a size and an overlap
+    (default 0), optionally parent windows (a preset, or a size and an overlap), and the tokenizer. Nothing given:
+    the default preset."""
+
+    preset: Preset | None = Field(None, description=f"Window size/overlap in tokens (default {DEFAULT_PRESET}, "
+                                  "unless size is given).")
+    size: int | None = Field(None, description="Window size in tokens (instead of preset).")
+    overlap: int | None = Field(None, description="Window overlap in tokens (with size; default 0).")
+    parent_preset: Preset | None = Field(None, description=(
+        "Parent size/overlap as a preset (instead of parent_size/parent_overlap)."))
+    parent_size: int | None = Field(None, description="Parent window size: makes parent and child chunks.")
+    parent_overlap: int | None = Field(None, description="Parent window overlap (with parent_size; default 0).")
+    tokenizer: str = Field(DEFAULT_TOKENIZER, description=(
+        "'minilm', a directory with tokenizer.json, a tokenizer.json file, or a locally cached model name."))
+
+    @model_validator(mode="after")
+    def _one_way_each(self) -> Self:
+        if self.preset and (self.size is not None or self.overlap is not None):
+            raise InputError("give either a preset or a size and overlap (--preset, --size/--overlap)", field="preset")
+        if self.size is None and self.overlap is not None:
+            raise InputError("an overlap needs a size (--overlap needs --size)", field="overlap")
+        if self.parent_preset and (self.parent_size is not None or self.parent_overlap is not None):
+            raise InputError(("give either a parent preset or a parent size and overlap (--parent-preset, "
+                             "--parent-size/--parent-overlap)"), field="parent_preset")
+        if self.parent_size is None and self.parent_overlap is not None:
+            raise InputError("a parent overlap needs a parent size (--parent-overlap needs --parent-size)",
+                             field="parent_overlap")
+        self.windows(DEFAULT_TOKENIZER)  # the sizes' own checks (ChunkerSpec), before any tokenizer loads
+        return self
+
+    def windows(self, tokenizer_slug: str) -> ChunkerSpec:
+        size, overlap = PRESETS[self.preset or DEFAULT_PRESET] if self.size is None else (self.size,
+                                                                                         self.overlap or 0)
+        parent_size, parent_overlap = (PRESETS[self.parent_preset] if self.parent_preset
+                                       else (self.parent_size, self.parent_overlap))
+        if parent_size is not None and parent_overlap is None:
+            parent_overlap = 0
+        return ChunkerSpec(size, overlap, tokenizer_slug, parent_size, parent_overlap)
+
+    def spec(self) -> tuple[ChunkerSpec, LoadedTokenizer]:
+        """The chunker (its id names the tokenizer's slug) and the tokenizer it chunks with."""
+        tok = load_tokenizer(self.tokenizer)
+        return self.windows(tok.slug), tok
 
 
 def token_windows(n_tokens: int, size: int, overlap: int) -> list[tuple[int, int]]:

@@ -1,12 +1,14 @@
 """`finrag demo`: the main job end to end on the embedded defaults.
 
 synthesise a corpus (or take FinanceBench) → ingest → chunk → index → retrieve (several retrievers and the oracle
-conditions) → answer (closed-book and RAG, with the embedded SmolLM2 unless an endpoint is configured) → generate
-OmniEval-style QA over the corpus and retrieve on it → judge the RAG answers → FinanceBench's human-labelled
-gpt-4_oracle answers judged for agreement (when the shared data is there) → dbt build (and publish the marts) →
-leaderboards. Each step is the real `finrag` verb run as its own process (no job imports another),
-so the demo is exactly what a user would type. Without an endpoint, one embedded LLM server is started for all
-the LLM steps (loading it costs ~60 s), and stopped at the end.
+conditions) → on the synthetic corpus, a sweep of 2 chunk sizes x 3 retrievers (`finrag sweep`; the demo's own
+chunking's three runs are already there, so it chunks and embeds the other size and runs three) → answer
+(closed-book and RAG, with the embedded SmolLM2 unless an endpoint is configured) → generate OmniEval-style QA over
+the corpus and retrieve on it → judge the RAG answers → FinanceBench's human-labelled gpt-4_oracle answers judged
+for agreement (when the shared data is there) → dbt build (and publish the marts) → leaderboards. Each step is the
+real `finrag` verb run as its own process (no job imports another), so the demo is exactly what a user would type.
+Without an endpoint, one embedded LLM server is started for all the LLM steps (loading it costs ~60 s), and stopped
+at the end.
 """
 
 from __future__ import annotations
@@ -40,18 +42,35 @@ RETRIEVALS: list[tuple[str, str]] = [
 ]
 
 
+def sweep_grid(dataset: str, preset: str, k: int) -> dict[str, object]:
+    """The demo's sweep (python_jobs/sweeps/grid.py): bm25, dense and hybrid over the demo's chunking and one of half
+    its window (same overlap). The demo's own retrievals are the first chunking's three runs (the same run ids), so
+    the sweep skips them and adds one chunking, its vectors and three runs."""
+    size, overlap = (int(n) for n in preset.split("/"))
+    return {"dataset": dataset, "fixed": {"k": k, "chunk_overlap": overlap},
+            "parameters": {"chunk_size": [size // 2, size], "retriever": ["bm25", "dense", "hybrid"]},
+            "baseline": {"chunk_size": size, "retriever": "bm25"}}
+
+
 def leaderboard_queries(dataset: str, k: int) -> list[tuple[str, str]]:
     """What the demo prints at the end: (title, SQL) for `finrag sql`, which reads the published marts only."""
     return [
-        ("retrieval leaderboard",
-         "select run_id, retriever, condition, "
+        ("retrieval leaderboard (a sweep's runs with their setting)",
+         "with board as (select run_id, retriever, condition, "
          "round(max(mean) filter (where metric = 'doc_rec'), 4) as doc_rec, "
          "round(max(mean) filter (where metric = 'page_rec'), 4) as page_rec, "
          "round(max(mean) filter (where metric = 'ndcg' and granularity = 'page'), 4) as ndcg_page, "
          "round(max(mean) filter (where metric = 'mrr' and granularity = 'page'), 4) as mrr_page, "
          "max(n_questions) as n_questions "
-         f"from mart_retrieval_leaderboard where dataset = '{dataset}' and k = {k} "
-         "group by all order by condition, retriever, n_questions desc"),
+         f"from mart_retrieval_leaderboard where dataset = '{dataset}' and k = {k} group by all), "
+         "settings as (select run_id, max(setting) as sweep_setting from mart_sweep_runs group by run_id) "
+         "select board.*, settings.sweep_setting from board left join settings using (run_id) "
+         "order by condition, retriever, n_questions desc, sweep_setting"),
+        ("sweep: each parameter value's mean PageRec over the other parameter's settings",
+         "select sweep_id, parameter, value, n_runs, round(mean, 4) as mean, round(ci_low, 4) as ci_low, "
+         "round(ci_high, 4) as ci_high, is_best_value, round(parameter_spread, 4) as spread "
+         f"from mart_sweep_parameter_effects where dataset = '{dataset}' and metric = 'page_rec' and k = {k} "
+         "order by sweep_id, parameter, value_order"),
         ("generation leaderboard",
          "select run_id, eval_mode, metric, round(mean, 4) as mean, n from mart_generation_leaderboard "
          f"where dataset = '{dataset}' order by metric, eval_mode"),

@@ -191,6 +191,18 @@ def _retry_after(exc: BaseException | None) -> float | None:
 
 
 
+def model_name(config: LLMConfig) -> str:
+    """The model a client of `config` calls (what run ids hash): the configured one, else the embedded default; an
+    endpoint without a model is refused."""
+    if config.model:
+        return config.model
+    if config.embedded:
+        return EMBEDDED_MODEL
+    from python_jobs.core.errors import InputError
+
+    raise InputError(f"an endpoint is configured ({BASE_URL_ENV}) but no model: set {MODEL_ENV} or --llm-model")
+
+
 class LLMClient:
     """Cached, retried, concurrent chat completions with a lake ledger. Use as a context manager (or call close())."""
 
@@ -209,7 +221,7 @@ class LLMClient:
         self.progress = progress
         self.prices = load_prices()
         self._server: subprocess.Popen[str] | None = None
-        self._base_url = self.config.base_url
+        self._base_url = self.config.base_url or self.config.embedded_url
         self._model = self.config.model
         self._cache = self._load_cache()
         self._pending: list[dict[str, Any]] = []
@@ -240,13 +252,8 @@ class LLMClient:
     @property
     def model(self) -> str:
         if self._model is None:
-            self._model = EMBEDDED_MODEL if self.config.embedded else self._discover_model()
+            self._model = model_name(self.config)
         return self._model
-
-    def _discover_model(self) -> str:
-        from python_jobs.core.errors import InputError
-
-        raise InputError(f"an endpoint is configured ({BASE_URL_ENV}) but no model: set {MODEL_ENV} or --llm-model")
 
     @property
     def base_url(self) -> str:

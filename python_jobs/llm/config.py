@@ -28,6 +28,9 @@ class LLMConfig:
     concurrency: int = 4
     backoff_initial: float = 1.0  # seconds; exponential with jitter up to backoff_max
     backoff_max: float = 30.0
+    # the embedded default already running (a sweep starts one for all its runs): its URL; the client then starts
+    # none, and the runs stay the embedded model's (no base_url: host "embedded" in their config hashes)
+    embedded_url: str | None = None
 
     @classmethod
     def from_env(cls, **overrides: Any) -> LLMConfig:

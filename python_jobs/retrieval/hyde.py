@@ -27,7 +27,7 @@ from pydantic import Field
 
 from python_jobs.core.errors import InputError
 from python_jobs.corpus.encoders import load_embedder
-from python_jobs.llm.client import ChatRequest, LLMClient
+from python_jobs.llm.client import ChatRequest, LLMClient, model_name
 from python_jobs.llm.config import LLMConfig
 from python_jobs.llm.prompts import PromptTemplate, load_template
 from python_jobs.retrieval import FIRST_STAGE, Context, Hit, Query, Retriever, RetrieverConfig, RetrieverTree, register
@@ -108,6 +108,18 @@ class MultiHydeConfig(LLMRetrieverConfig):
         return HydeRetriever(ctx, level, tree.find(DenseConfig), rrf_k=self.rrf_k if fused_by_rrf else None)
 
 
+def llm_run_settings(config: LLMRetrieverConfig, llm: LLMConfig | None,
+                     template: PromptTemplate | None = None) -> dict[str, Any]:
+    """What decides an LLM retriever's ranking on the LLM side (hashed into the run id): prompt version, model,
+    endpoint host (never the key), and the retriever's own settings. Known before any call (a sweep plans its run
+    ids with it)."""
+    llm = llm or LLMConfig.from_env()
+    template = template or load_template(config.template)
+    host = "embedded" if llm.embedded else (urlparse(llm.base_url).hostname or llm.base_url)
+    return {"prompt_template": template.ref, "llm_model": model_name(llm), "llm_base_url_host": host,
+            **config.llm_settings()}
+
+
 @dataclass
 class Rewriter:
     """The LLM side of one run, shared by the LLM retrievers through `Context.rewriter`: the client, the prompt,
@@ -126,12 +138,8 @@ class Rewriter:
         return cls(client, config, template)
 
     def settings(self) -> dict[str, Any]:
-        """What decides the ranking on the LLM side (hashed): prompt version, model, endpoint host (never the key),
-        and the retriever's own settings."""
-        cfg = self.client.config
-        host = "embedded" if cfg.embedded else (urlparse(cfg.base_url).hostname or cfg.base_url)
-        return {"prompt_template": self.template.ref, "llm_model": self.client.model, "llm_base_url_host": host,
-                **self.config.llm_settings()}
+        """What decides the ranking on the LLM side (hashed into the run id)."""
+        return llm_run_settings(self.config, self.client.config, self.template)
 
     def stats(self) -> dict[str, int]:
         """The run's LLM counters (params, not hashed)."""

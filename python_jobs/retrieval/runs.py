@@ -43,7 +43,7 @@ from python_jobs.core.shards import Shard
 from python_jobs.llm.config import LLMConfig
 from python_jobs.retrieval import Context, Query, RetrieverTree
 from python_jobs.retrieval.conditions import CONDITIONS, restrictions
-from python_jobs.retrieval.hyde import LLMRetrieverConfig, Rewriter
+from python_jobs.retrieval.hyde import LLMRetrieverConfig, Rewriter, llm_run_settings
 
 # params keys that are a shard's own work (shards.merge_run_row): summed over the shards, or kept per shard only
 WORK = {"n_with_results": "sum", "prepare_seconds": "sum", "seconds": "sum", "queries_per_s": "shard"}
@@ -133,6 +133,17 @@ def identity(cfg: RetrievalConfig, chunker_id: str, llm: dict[str, object] | Non
     return run_id, config_hash, digest(None)
 
 
+def _llm_stage(tree: RetrieverTree) -> LLMRetrieverConfig | None:
+    return next((s for s in tree.stages if isinstance(s, LLMRetrieverConfig)), None)
+
+
+def planned_run_id(cfg: RetrievalConfig, chunker_id: str, llm_config: LLMConfig | None = None) -> str:
+    """The run id `run_retrieval` lands `cfg` under over the chunks of `chunker_id`, known without running it (the
+    LLM retrievers' model and host from `llm_config`, as their run will read them)."""
+    stage = _llm_stage(cfg.retriever)
+    return identity(cfg, chunker_id, llm_run_settings(stage, llm_config) if stage else None)[0]
+
+
 def run_retrieval(home, cfg: RetrievalConfig, *, llm_config: LLMConfig | None = None, progress: bool = True,
                   shard: Shard | None = None) -> dict[str, object]:
     """Run `cfg` and land it. Beside the config: the LLM endpoint of the LLM retrievers (the environment's, with
@@ -140,7 +151,7 @@ def run_retrieval(home, cfg: RetrievalConfig, *, llm_config: LLMConfig | None = 
     shard of the run (the run and its id are the whole run's)."""
     lake = Lake(home)
     chunker_id = lake.resolve_chunker(cfg.dataset, cfg.chunker_id)
-    llm_stage = next((s for s in cfg.retriever.stages if isinstance(s, LLMRetrieverConfig)), None)
+    llm_stage = _llm_stage(cfg.retriever)
     rewriter = Rewriter.open(lake.home, llm_stage, llm_config, progress=progress) if llm_stage else None
     try:
         return _run(lake, cfg, chunker_id, rewriter, progress, shard)

@@ -10,10 +10,10 @@ import click
 
 from python_jobs.cli import VERBS, cli
 
-# the verbs that land something with an id (a run, a load, a training, a chunking, an index)
+# the verbs that land something with an id (a run, a load, a training, a chunking, an index, a sweep)
 PRODUCING = {"ingest financebench", "ingest beir", "ingest trec-qrels", "ingest trec-run",
              "ingest financebench-answers", "chunk", "index", "retrieve", "answer", "import-answers", "judge",
-             "import-human-labels", "generate-qa", "import-inspection", "train-page-scorer"}
+             "import-human-labels", "generate-qa", "import-inspection", "train-page-scorer", "sweep"}
 
 
 def every_verb() -> dict[str, click.Command]:

@@ -2,9 +2,10 @@
 test builds there, and every table equals DuckDB's row for row (floats to 1e-9).
 
 The warehouse is small but covers every mart: the dashboard suites' home (a synthetic corpus with retrieval, answer
-and RAG runs; real FinanceBench questions with two human-labelled answer runs and a judge run) plus trec_eval's own
-test fixture (qrels.test and results.test: 50 topics, about 50,000 ranked results). Both engines build it from
-the same lake; the Spark tables are read straight from their Parquet files (tests/support/spark_equality.py).
+and RAG runs; real FinanceBench questions with two human-labelled answer runs and a judge run), a sweep of four
+retrieval runs over the synthetic corpus, plus trec_eval's own test fixture (qrels.test and results.test: 50
+topics, about 50,000 ranked results). Both engines build it from the same lake; the Spark tables are read straight
+from their Parquet files (tests/support/spark_equality.py).
 """
 
 from __future__ import annotations
@@ -32,6 +33,12 @@ def spark_home(tmp_path_factory: pytest.TempPathFactory) -> dict:
     run_finrag(home, "ingest", "trec-qrels", str(fixtures / "qrels.test"), "--dataset", "trec_test")
     run_finrag(home, "ingest", "trec-run", str(fixtures / "results.test"), "--dataset", "trec_test",
                "--run-id", "STANDARD")
+    # a sweep of two chunk sizes x two retrievers (bm25 and keyword expansion: the lake has no vectors)
+    grid = home.parent / "sweep.yaml"
+    grid.write_text("dataset: demo_synthetic\nfixed: {k: 5, chunk_overlap: 32}\nparameters:\n"
+                    "  chunk_size: [128, 256]\n  retriever: [bm25, keywords]\n"
+                    "baseline: {chunk_size: 256, retriever: bm25}\n")
+    run_finrag(home, "sweep", str(grid))
     run_finrag(home, "build", "--all")
     built = run_finrag(home, "build", "--target", "spark", "--unit-tests", timeout=1800)
     results = json.loads((home / "dbt_target_spark" / "run_results.json").read_text())
@@ -63,7 +70,8 @@ def test_every_table_is_equal_on_duckdb_and_spark(spark_home: dict) -> None:
             "fct_retrieval_evidence_overlap", "mart_llm_costs", "dim_runs", "mart_datasets", "mart_run_pair_questions",
             "mart_retrieval_board", "mart_retrieval_slices_with_oracle", "mart_judge_disagreements",
             "mart_drilldown_results", "mart_drilldown_first_gold_ranks", "mart_drilldown_answers",
-            "mart_drilldown_prompt_chunks"} <= filled
+            "mart_drilldown_prompt_chunks", "mart_sweep_runs",
+            "mart_sweep_parameter_effects"} <= filled
     assert compare_warehouses(home) == {}
 
 
