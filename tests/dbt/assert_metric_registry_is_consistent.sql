@@ -60,7 +60,7 @@ broken as (
         metric,
         'unknown granularity ' || granularity as rule
     from granularity_values
-    where granularity not in ({% for g in granularities() %}'{{ g }}'{{ ", " if not loop.last }}{% endfor %})
+    where granularity not in ('{{ granularities() | join("', '") }}')
 
     union all
 

@@ -1,6 +1,7 @@
--- The relevant units each run retrieved: one row per run x question x granularity x unit that is relevant (macro relevant) that
--- the run ranked, with the unit's rank at its granularity and the position of the first result holding it (DocRec@k
--- and PageRec@k count units within the top-k *results*). Only what the metrics need is kept: relevant hits, not
+-- The relevant units each run retrieved: one row per run x question x granularity x unit that is relevant (macro
+-- relevant) that the run ranked, with the unit's rank at its granularity and the position of the first result holding
+-- it (DocRec@k and PageRec@k count units within the top-k *results*). Only what the metrics need is kept: relevant
+-- hits, not
 -- every ranked unit (int_retrieval_depths counts the units retrieved).
 --   ranking: macros/retrieval/retrieval_ranking.sql (our runs by rank; imported TREC runs by trec_eval's rule)
 --   chunk:   the result's chunk (a TREC docno); a unit is listed once per question (the contract's key), so its

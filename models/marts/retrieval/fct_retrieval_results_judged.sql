@@ -68,7 +68,8 @@ result_pages as (
         and positioned_results.question_id = ranked_pages.question_id
         and positioned_results.doc_id = ranked_pages.doc_id
         and ranked_pages.page_number
-        between positioned_results.page_start and {{ chunk_last_page('positioned_results.page_start', 'positioned_results.page_end') }}
+        between positioned_results.page_start
+        and {{ chunk_last_page('positioned_results.page_start', 'positioned_results.page_end') }}
     left join judged
         on ranked_pages.run_id = judged.run_id
         and ranked_pages.question_id = judged.question_id

@@ -1,10 +1,11 @@
 -- noqa: disable=LT02
 -- (indentation: lines a Jinja loop repeats cannot sit at one indent in every iteration's compiled SQL)
 -- The leaderboard's means by question slice (long format): run x dimension x value x granularity x metric x k.
--- Dimensions: the rules' slice dimensions (python_jobs/core/rules.yml) - doc_type / company / sector of the
--- question's primary gold document, the topic levels as the topic path down to that level ('a/b/c') - and their
--- crossings (topic_x_task: the OmniEval topic x task matrix at the second topic level). Questions without a value for a dimension are left out of that dimension; a question missing from
--- dim_questions (a TREC-only dataset: qrels and runs without queries) is sliced by the run's dataset alone.
+-- Dimensions: the rules' slice dimensions (python_jobs/core/rules.yml) - doc_type / company / sector of the question's
+-- primary gold document, the topic levels as the topic path down to that level ('a/b/c') - and their crossings
+-- (topic_x_task: the OmniEval topic x task matrix at the second topic level). Questions without a value for a dimension
+-- are left out of that dimension; a question missing from dim_questions (a TREC-only dataset: qrels and runs without
+-- queries) is sliced by the run's dataset alone.
 
 {{
     config(
