@@ -6,6 +6,8 @@
 -- Ragas and DeepEval metrics only. Returns the rows that break a rule, with the rule.
 
 
+{%- set known_granularities = "'" ~ granularities() | join("', '") ~ "'" %}
+
 with metrics as (
 
     select * from {{ ref('metrics') }}
@@ -60,7 +62,7 @@ broken as (
         metric,
         'unknown granularity ' || granularity as rule
     from granularity_values
-    where granularity not in ('{{ granularities() | join("', '") }}')
+    where granularity not in ({{ known_granularities }})
 
     union all
 
