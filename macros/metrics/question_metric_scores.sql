@@ -1,10 +1,16 @@
-{% macro question_metric_scores_retrieval_versions() %}
 {#-
-    A select of each retrieval run's version in fct_question_metric_scores (run_id, run_version): the version of
-    its per-question scores (the record of fct_retrieval_question_scores, finrag_run_versions, in an incremental
-    build; its rows in a whole one) and this model's code (code_fingerprint: what its SQL is made of).
+    The incremental models over another run-versioned model's per-run rows (fct_question_metric_scores over
+    fct_retrieval_question_scores, fct_run_metric_stats over fct_question_metric_scores): a retrieval run is
+    recomputed when its version upstream or this model's code changes; the generation and judge rows are small and
+    recomputed in every build. Deciding reads the record of run versions (finrag_run_versions), never the models.
 -#}
-    {%- set upstream = ref('fct_retrieval_question_scores') %}
+
+{% macro upstream_run_versions(upstream) %}
+{#-
+    A select of each retrieval run's version in the model being built (run_id, run_version): the run's version in
+    `upstream` (its record in an incremental build; its rows in a whole one) with this model's code
+    (code_fingerprint: what its SQL is made of).
+-#}
     {%- set record = run_versions_record() if is_incremental() else none %}
     select
         upstream.run_id,
@@ -13,17 +19,23 @@
     from {{ record }} as upstream
     where upstream.model_name = '{{ upstream.identifier }}'
     {%- else %}
-    from (select distinct run_id, run_version from {{ upstream }}) as upstream
+    from (select distinct run_id, run_version from {{ upstream }} where run_version is not null) as upstream
     {%- endif %}
 {% endmacro %}
 
 
-{% macro question_metric_scores_delete_stale() %}
+{% macro question_metric_scores_retrieval_versions() %}
+{#- fct_question_metric_scores' retrieval run versions: upstream_run_versions of fct_retrieval_question_scores. -#}
+    {{ upstream_run_versions(ref('fct_retrieval_question_scores')) }}
+{% endmacro %}
+
+
+{% macro per_run_delete_stale(versions_sql) %}
 {#-
-    pre-hook of the incremental fct_question_metric_scores: deletes every generation and judge row (the model
-    recomputes those in every build) and the retrieval rows of the runs whose version the record
-    (finrag_run_versions) says changed, by run id, so only their row groups are read. Without a record of this
-    model, or in a table built before run_version existed, every row (the model then recomputes every run).
+    pre-hook of an incremental model over per-run rows: deletes every generation and judge row (recomputed in every
+    build) and the rows of the retrieval runs whose version the record (finrag_run_versions) says changed, by run
+    id, so only their row groups are read. Without a record of this model, or in a table built before run_version
+    existed, every row (the model then recomputes every run).
 -#}
 {%- if is_incremental() -%}
     {%- set columns = adapter.get_columns_in_relation(this) | map(attribute='name') | list -%}
@@ -35,7 +47,7 @@
     {%- else -%}
         {%- set stale = run_query(
             "select done.run_id from " ~ record ~ " as done where done.model_name = '" ~ this.identifier ~ "' "
-            ~ "and not exists (select 1 from (" ~ question_metric_scores_retrieval_versions() ~ ") as current_versions "
+            ~ "and not exists (select 1 from (" ~ versions_sql ~ ") as current_versions "
             ~ "where current_versions.run_id = done.run_id and current_versions.run_version = done.run_version)"
         ).columns[0].values() -%}
     delete from {{ this }}
@@ -48,16 +60,16 @@
 {% endmacro %}
 
 
-{% macro question_metric_scores_pending_runs() %}
-{#- The condition on retrieval_versions of the runs to compute: those whose version the record does not hold (every
-    run in a whole build, or without a record). -#}
+{% macro per_run_pending(versions) %}
+{#- The condition on a CTE of retrieval run versions (run_id, run_version), named `versions`, of the runs to compute:
+    those whose version the record does not hold for this model (every run in a whole build, or without a record). -#}
     {%- set record = run_versions_record() if is_incremental() else none %}
     {%- if record is not none -%}
     not exists (
         select 1 from {{ record }} as done
         where done.model_name = '{{ this.identifier }}'
-            and done.run_id = retrieval_versions.run_id
-            and done.run_version = retrieval_versions.run_version
+            and done.run_id = {{ versions }}.run_id
+            and done.run_version = {{ versions }}.run_version
     )
     {%- else -%}
     true

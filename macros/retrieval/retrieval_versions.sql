@@ -200,3 +200,35 @@ insert into {{ this.incorporate(path={'identifier': 'finrag_run_versions'}) }}
     select cast({{ k | int }} as integer) as k{{ "\n    union all" if not loop.last }}
 {%- endfor %}
 {% endmacro %}
+
+
+{% macro run_comparisons_pending_runs(column) %}
+{#- fct_run_comparisons: the condition `column in (...)` naming, as literals, the runs of the pairs whose
+    pair_version the model does not hold yet (every pair's runs in a whole build), so the scans of per-question scores
+    read those runs' row groups only; 'false' when there are none. -#}
+{%- if not execute -%}
+    {{ return('true') }}
+{%- endif -%}
+{%- set pairs = ref('int_run_pairs') -%}
+{%- set found = run_query(
+    "select distinct run_id from (select run_a as run_id, pair_key, pair_version from " ~ pairs
+    ~ " union all select run_b, pair_key, pair_version from " ~ pairs ~ ") as pair_runs"
+    ~ (" where not exists (select 1 from " ~ this ~ " as done where done.pair_key = pair_runs.pair_key and "
+       ~ "done.pair_version = pair_runs.pair_version)" if is_incremental() else "")).columns[0].values() -%}
+{%- if found | length == 0 -%}
+    {{ return('false') }}
+{%- endif -%}
+{%- set literals = [] -%}
+{%- for r in found -%}
+    {%- do literals.append("'" ~ (r | replace("'", "''")) ~ "'") -%}
+{%- endfor -%}
+{{ return(column ~ ' in (' ~ literals | join(', ') ~ ')') }}
+{% endmacro %}
+
+
+{% macro run_comparisons_drop_vanished() %}
+{#- post-hook of fct_run_comparisons: the pairs no longer compared (a run gone, another best) leave it. -#}
+{%- if is_incremental() %}
+delete from {{ this }} where pair_key not in (select pair_key from {{ ref('int_run_pairs') }})
+{%- endif %}
+{% endmacro %}

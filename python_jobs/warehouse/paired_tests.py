@@ -160,11 +160,11 @@ def outcome(diff: float | None, higher_is_better: bool | None) -> str | None:
 # two runs of a family of k runs: q = |mean_a - mean_b| / sqrt((1/n_a + 1/n_b) * mse / 2), p = the studentized range
 # survival sf(q, k, df) with the family's pooled within-run variance mse and df = N - k. scipy integrates that
 # survival numerically (~50 ms a value) below df = 100,000, and switches to its df = infinity form (fast) above:
-# below, each (k, df) gets its log-survival evaluated exactly on a Chebyshev grid of q and a cubic spline through it
+# below, each (k, df) gets its log-survival evaluated exactly on a Chebyshev grid of log(1 + q) and a cubic spline
 # (relative error below 1e-4 where p > 1e-8, tests/unit/warehouse/test_paired_tests.py), so a build's cost grows
 # with the families, not with the runs compared; a q beyond the grid has p < 1e-12 and gets 0.
 _TUKEY_DIRECT_DF = 100_000
-_TUKEY_GRID = 48
+_TUKEY_GRID = 64
 _TUKEY_FLOOR = 1e-12
 
 
@@ -180,23 +180,28 @@ def _tukey_log_sf(k: int, df: float):
         q_max = 8.0
         while not studentized_range.sf(q_max, k, df) <= _TUKEY_FLOOR:
             q_max *= 2
-        nodes = q_max * (1 - np.cos(np.linspace(0, np.pi, _TUKEY_GRID))) / 2
-        sf = studentized_range.sf(nodes, k, df)
+        # nodes even in log(1 + q): a few degrees of freedom give the survival a tail to q in the thousands
+        x = np.log1p(q_max) * (1 - np.cos(np.linspace(0, np.pi, _TUKEY_GRID))) / 2
+        sf = studentized_range.sf(np.expm1(x), k, df)
     finite = np.isfinite(sf) & (sf > 0)
-    return float(nodes[finite][-1]), CubicSpline(nodes[finite], np.log(sf[finite]))
+    return float(np.expm1(x[finite][-1])), CubicSpline(x[finite], np.log(sf[finite]))
 
 
 def tukey_pvalues(q: np.ndarray, k: int, df: float) -> np.ndarray:
     """The studentized range survival sf(q, k, df) of many q at once (see above)."""
     from scipy.stats import studentized_range
 
+    from scipy.special import stdtr
+
     q = np.abs(np.asarray(q, dtype=np.float64))
     if k < 2 or not df > 0:
         return np.full(q.shape, np.nan)
+    if k == 2:  # the range of two is sqrt(2) |T|: Student's t on df, in closed form
+        return 2.0 * stdtr(df, -q / np.sqrt(2.0))
     if df > _TUKEY_DIRECT_DF:
         return studentized_range.sf(q, k, df)
     q_max, spline = _tukey_log_sf(int(k), float(df))
-    return np.where(q >= q_max, 0.0, np.minimum(np.exp(spline(np.minimum(q, q_max))), 1.0))
+    return np.where(q >= q_max, 0.0, np.minimum(np.exp(spline(np.log1p(np.minimum(q, q_max)))), 1.0))
 
 
 def tukey_hsd_pvalue(mean_diff, mse, n_a, n_b, k, df) -> np.ndarray:

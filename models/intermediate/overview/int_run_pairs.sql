@@ -1,34 +1,70 @@
--- Which pairs of runs are compared, once for every model that compares them (mart_run_comparison, its statistics;
--- mart_run_pair_questions, its questions): pairs of runs of one kind (retrieval vs retrieval, answer vs answer,
--- judge vs judge) scored on one dataset in fct_question_metric_scores, each unordered pair once (run_a < run_b).
--- Every pair of a (dataset, run kind) that has at most var run_comparison_max_runs runs, and the pairs var
--- run_comparison_pairs names (either order), whatever the group's size. The cap keeps the build's cost bounded:
--- pairs grow with the square of the runs, each pair of retrieval runs is ~190 comparisons (metric x granularity x
--- k), and each comparison costs resamples + sign flips passes over its questions; 10 runs are 45 pairs.
+-- Which pairs of runs are compared, per family of runs (one dataset, run kind, metric, granularity, k), once for
+-- every model that compares them (fct_run_comparisons, the statistics; mart_run_comparison; mart_run_pair_questions,
+-- the questions): each unordered pair once (run_a < run_b), with why -
+-- - every run against the family's best run (mart_run_families), at any count of runs;
+-- - every run against each baseline of its dataset and kind: the runs var run_comparison_baselines names and the
+--   baseline run of every sweep (lake sweeps);
+-- - every pair of a (dataset, run kind) with at most var run_comparison_max_runs runs, and the pairs var
+--   run_comparison_pairs names (either order) whatever the group's size: these are also compared question by
+--   question (mart_run_pair_questions).
+-- Pairs grow with the runs, not with their square, past the cap. pair_version changes when either run's scores or
+-- this SQL do: what fct_run_comparisons recomputes (a generation or judge run, summarised in every build, has the
+-- build's version, so its pairs are compared again in every build).
 
 {%- set named_pairs = var('run_comparison_pairs', []) or [] %}
+{%- set baselines = var('run_comparison_baselines', []) or [] %}
 
-with runs as (
+with stats as (
 
     select
         run_id,
         run_kind,
         dataset,
-        count(*) over (partition by run_kind, dataset) as runs_in_group
-    from (
-        select distinct
-            run_id,
-            run_kind,
-            dataset
-        from {{ ref('fct_question_metric_scores') }}
-    ) as scored_runs
+        metric,
+        granularity,
+        k,
+        coalesce(run_version, '{{ invocation_id }}') as run_version
+    from {{ ref('fct_run_metric_stats') }}
+    where mean is not null
+
+),
+
+references_ as (
+
+    select * from {{ ref('mart_run_families') }}
+
+),
+
+declared_baselines as (
+
+    select
+        dataset,
+        baseline_run_id as run_id
+    from {{ ref('stg_lake__sweeps') }}
+    where baseline_run_id is not null
+    {%- for run in baselines %}
+    union
+    select
+        cast(null as string) as dataset,
+        '{{ run | replace("'", "''") }}' as run_id
+    {%- endfor %}
+
+),
+
+group_sizes as (
+
+    select
+        dataset,
+        run_kind,
+        count(distinct run_id) as n_runs
+    from stats
+    group by dataset, run_kind
 
 ),
 
 {% if named_pairs %}
 named_pairs as (
 
-    -- var run_comparison_pairs, each pair in either order
     {% for pair in named_pairs %}
     {%- set first = "'" ~ pair[0] | replace("'", "''") ~ "'" %}
     {%- set second = "'" ~ pair[1] | replace("'", "''") ~ "'" %}
@@ -41,29 +77,126 @@ named_pairs as (
 ),
 {% endif %}
 
-run_pairs as (
+candidates as (
 
+    -- every run against its family's best
     select
-        runs_a.run_id as run_a,
-        runs_b.run_id as run_b,
-        runs_a.run_kind,
-        runs_a.dataset
-    from runs as runs_a
-    inner join runs as runs_b
-        on runs_a.run_kind = runs_b.run_kind
-        and runs_a.dataset = runs_b.dataset
-        and runs_a.run_id < runs_b.run_id
+        references_.best_run_id as reference_run,
+        stats.run_id as other_run,
+        stats.run_kind,
+        stats.dataset,
+        stats.metric,
+        stats.granularity,
+        stats.k,
+        'best' as reason
+    from stats
+    inner join references_
+        on stats.dataset = references_.dataset
+        and stats.run_kind = references_.run_kind
+        and stats.metric = references_.metric
+        and stats.granularity is not distinct from references_.granularity
+        and stats.k is not distinct from references_.k
+    where stats.run_id <> references_.best_run_id
+
+    union all
+
+    -- every run against each baseline of its family
+    select
+        baseline_stats.run_id as reference_run,
+        stats.run_id as other_run,
+        stats.run_kind,
+        stats.dataset,
+        stats.metric,
+        stats.granularity,
+        stats.k,
+        'baseline' as reason
+    from stats
+    inner join stats as baseline_stats
+        on stats.dataset = baseline_stats.dataset
+        and stats.run_kind = baseline_stats.run_kind
+        and stats.metric = baseline_stats.metric
+        and stats.granularity is not distinct from baseline_stats.granularity
+        and stats.k is not distinct from baseline_stats.k
+        and stats.run_id <> baseline_stats.run_id
+    inner join declared_baselines
+        on baseline_stats.run_id = declared_baselines.run_id
+        and (declared_baselines.dataset is null or baseline_stats.dataset = declared_baselines.dataset)
+
+    union all
+
+    -- every pair of a small group, and the named pairs
+    select
+        stats_a.run_id as reference_run,
+        stats_b.run_id as other_run,
+        stats_a.run_kind,
+        stats_a.dataset,
+        stats_a.metric,
+        stats_a.granularity,
+        stats_a.k,
+        'group' as reason
+    from stats as stats_a
+    inner join stats as stats_b
+        on stats_a.dataset = stats_b.dataset
+        and stats_a.run_kind = stats_b.run_kind
+        and stats_a.metric = stats_b.metric
+        and stats_a.granularity is not distinct from stats_b.granularity
+        and stats_a.k is not distinct from stats_b.k
+        and stats_a.run_id < stats_b.run_id
+    inner join group_sizes
+        on stats_a.dataset = group_sizes.dataset
+        and stats_a.run_kind = group_sizes.run_kind
     {% if named_pairs %}
     left join named_pairs
-        on runs_a.run_id = named_pairs.run_a
-        and runs_b.run_id = named_pairs.run_b
+        on stats_a.run_id = named_pairs.run_a
+        and stats_b.run_id = named_pairs.run_b
     {% endif %}
-    where
-        runs_a.runs_in_group <= {{ var('run_comparison_max_runs') }}
+    where group_sizes.n_runs <= {{ var('run_comparison_max_runs') }}
     {% if named_pairs %}
         or named_pairs.run_a is not null
     {% endif %}
 
+),
+
+pairs as (
+
+    select
+        least(reference_run, other_run) as run_a,
+        greatest(reference_run, other_run) as run_b,
+        run_kind,
+        dataset,
+        metric,
+        granularity,
+        k,
+        max(case when reason = 'best' then reference_run end) as best_run_id,
+        max(case when reason = 'baseline' then reference_run end) as baseline_run_id,
+        max(case when reason = 'group' then 1 else 0 end) = 1 as is_group_pair
+    from candidates
+    group by least(reference_run, other_run), greatest(reference_run, other_run), run_kind, dataset, metric,
+        granularity, k
+
+),
+
+final as (
+
+    select
+        pairs.*,
+        md5(
+            pairs.run_a || '|' || pairs.run_b || '|' || pairs.metric || '|' || coalesce(pairs.granularity, '') || '|'
+            || coalesce(cast(pairs.k as string), '')
+        ) as pair_key,
+        md5({{ code_fingerprint() }} || '|' || stats_a.run_version || '|' || stats_b.run_version) as pair_version
+    from pairs
+    inner join stats as stats_a
+        on pairs.run_a = stats_a.run_id
+        and pairs.metric = stats_a.metric
+        and pairs.granularity is not distinct from stats_a.granularity
+        and pairs.k is not distinct from stats_a.k
+    inner join stats as stats_b
+        on pairs.run_b = stats_b.run_id
+        and pairs.metric = stats_b.metric
+        and pairs.granularity is not distinct from stats_b.granularity
+        and pairs.k is not distinct from stats_b.k
+
 )
 
-select * from run_pairs
+select * from final

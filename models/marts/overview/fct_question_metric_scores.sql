@@ -20,7 +20,7 @@
         materialized=incremental_materialization(),
         incremental_strategy='append',
         on_schema_change='append_new_columns',
-        pre_hook="{{ question_metric_scores_delete_stale() }}",
+        pre_hook="{{ per_run_delete_stale(question_metric_scores_retrieval_versions()) }}",
         post_hook="{{ retrieval_record_runs(question_metric_scores_retrieval_versions()) }}",
     )
 }}
@@ -40,7 +40,7 @@ pending_retrieval_runs as (
     from retrieval_versions
     inner join {{ ref('int_retrieval_runs') }} as runs using (run_id)
     -- the runs whose version the model does not hold yet (the pre-hook deleted the stale ones)
-    where {{ question_metric_scores_pending_runs() }}
+    where {{ per_run_pending('retrieval_versions') }}
 
 ),
 

@@ -19,7 +19,7 @@ metrics as (
         metric,
         higher_is_better,
         pass_threshold
-    from {{ ref('metrics') }}
+    from {{ ref('int_metric_registry') }}
 
 ),
 
@@ -95,7 +95,7 @@ final as (
         judged.diff,
         judged.higher_is_better,
         judged.pass_threshold,
-        {{ pair_outcome('judged.diff', 'judged.higher_is_better') }} as outcome,
+        pair_outcome(judged.diff, judged.higher_is_better) as outcome,
         judged.passes_a,
         judged.passes_b,
         judged.passes_a <> judged.passes_b as flipped,

@@ -1,0 +1,79 @@
+-- The reference of every family of runs (one dataset, run kind, metric, granularity, k) that fct_run_metric_stats
+-- summarises: its best run - the highest mean, or the lowest where lower is better (the registry's higher_is_better),
+-- ties to the run scored on more questions, then to the smaller run id - and what Tukey's HSD needs of the family:
+-- its runs, their questions in all, and the pooled within-run variance (the family's summed squared deviations over
+-- its questions less runs, as scipy.stats.tukey_hsd and ranx's compare(stat_test="tukey") compute it).
+
+with stats as (
+
+    select * from {{ ref('fct_run_metric_stats') }}
+
+),
+
+metrics as (
+
+    select
+        metric,
+        higher_is_better
+    from {{ ref('int_metric_registry') }}
+
+),
+
+ranked as (
+
+    select
+        stats.*,
+        metrics.higher_is_better,
+        row_number() over (
+            partition by stats.dataset, stats.run_kind, stats.metric, stats.granularity, stats.k
+            order by
+                case when metrics.higher_is_better then stats.mean end desc nulls last,
+                case when not metrics.higher_is_better then stats.mean end asc nulls last,
+                stats.n_questions desc,
+                stats.run_id
+        ) as rank_in_family
+    from stats
+    inner join metrics on stats.metric = metrics.metric
+    where stats.mean is not null
+
+),
+
+families as (
+
+    select
+        dataset,
+        run_kind,
+        metric,
+        granularity,
+        k,
+        any_value(higher_is_better) as higher_is_better,
+        max(case when rank_in_family = 1 then run_id end) as best_run_id,
+        max(case when rank_in_family = 1 then mean end) as best_mean,
+        count(*) as n_runs,
+        sum(n_questions) as n_scores,
+        sum(sum_squared_deviations) as sum_squared_deviations
+    from ranked
+    group by dataset, run_kind, metric, granularity, k
+
+),
+
+final as (
+
+    select
+        dataset,
+        run_kind,
+        metric,
+        granularity,
+        k,
+        higher_is_better,
+        best_run_id,
+        best_mean,
+        n_runs,
+        n_scores,
+        n_scores - n_runs as tukey_df,
+        case when n_scores > n_runs then sum_squared_deviations / (n_scores - n_runs) end as tukey_mse
+    from families
+
+)
+
+select * from final

@@ -1,0 +1,196 @@
+-- The statistics of every pair of runs int_run_pairs compares, per metric (x granularity x k), on the questions both
+-- runs were scored on (fct_question_metric_scores; nothing is rescored here), B - A with run_a < run_b: the means,
+-- wins / ties / losses in the metric's direction (pair_outcome), and the statistics of the per-question differences
+-- - bootstrap interval, paired t-test, paired randomization test - from ONE function, paired_tests
+-- (python_jobs/warehouse/paired_tests.py, registered into DuckDB by the project's dbt-duckdb plugin), with its
+-- settings from vars run_comparison_*. The differences go in ordered by question id, so the result does not depend
+-- on scan order. Judged metrics: only ok judgments are scores; the judgments of the questions both runs judged that
+-- are not_applicable or failed are counted per run, and a judged metric both runs judged appears even when no
+-- question has two ok scores (n_questions = 0, no statistics).
+-- Incremental, keyed by the pair and metric (pair_key): a pair is computed again only when its pair_version does
+-- (either run's scores, or this SQL), so a build adding one run to a family computes that run's comparisons (and,
+-- when it is the new best, the family's comparisons with it), and reads the scores of those runs only.
+
+{{
+    config(
+        materialized=incremental_materialization(),
+        unique_key='pair_key',
+        incremental_strategy='delete+insert',
+        post_hook="{{ run_comparisons_drop_vanished() }}",
+    )
+}}
+
+with pairs as (
+
+    select * from {{ ref('int_run_pairs') }}
+
+),
+
+pending as (
+
+    select pairs.*
+    from pairs
+    {%- if is_incremental() %}
+    where not exists (
+        select 1 from {{ this }} as done
+        where done.pair_key = pairs.pair_key and done.pair_version = pairs.pair_version
+    )
+    {%- endif %}
+
+),
+
+metrics as (
+
+    select
+        metric,
+        higher_is_better
+    from {{ ref('int_metric_registry') }}
+
+),
+
+scores as (
+
+    select
+        run_id,
+        question_id,
+        metric,
+        granularity,
+        k,
+        value
+    from {{ ref('fct_question_metric_scores') }}
+    -- the runs of the pairs to compute, as literals: the scan reads their row groups only
+    where {{ run_comparisons_pending_runs('run_id') }}
+
+),
+
+judgments as (
+
+    select
+        judge_run_id as run_id,
+        question_id,
+        metric,
+        status
+    from {{ ref('fct_judge_scores') }}
+    where {{ run_comparisons_pending_runs('judge_run_id') }}
+
+),
+
+paired as (
+
+    select
+        pending.pair_key,
+        scores_a.question_id,
+        scores_b.value - scores_a.value as diff,
+        scores_a.value as value_a,
+        scores_b.value as value_b
+    from pending
+    inner join scores as scores_a
+        on pending.run_a = scores_a.run_id
+        and pending.metric = scores_a.metric
+        and pending.granularity is not distinct from scores_a.granularity
+        and pending.k is not distinct from scores_a.k
+    inner join scores as scores_b
+        on pending.run_b = scores_b.run_id
+        and scores_a.question_id = scores_b.question_id
+        and pending.metric = scores_b.metric
+        and pending.granularity is not distinct from scores_b.granularity
+        and pending.k is not distinct from scores_b.k
+
+),
+
+compared as (
+
+    select
+        paired.pair_key,
+        count(*) as n_questions,
+        avg(paired.value_a) as mean_a,
+        avg(paired.value_b) as mean_b,
+        -- B wins a question when its score is better in the metric's direction (lower is better for HAL)
+        count(case when pair_outcome(paired.diff, metrics.higher_is_better) = 'win' then 1 end) as wins,
+        count(case when pair_outcome(paired.diff, metrics.higher_is_better) = 'tie' then 1 end) as ties,
+        count(case when pair_outcome(paired.diff, metrics.higher_is_better) = 'loss' then 1 end) as losses,
+        {{ ordered_list('paired.diff', ['paired.question_id']) }} as diffs
+    from paired
+    inner join pending on paired.pair_key = pending.pair_key
+    inner join metrics on pending.metric = metrics.metric
+    group by paired.pair_key
+
+),
+
+tested as (
+
+    select
+        pair_key,
+        n_questions,
+        mean_a,
+        mean_b,
+        wins,
+        ties,
+        losses,
+        paired_tests(
+            diffs,
+            {{ var('run_comparison_resamples') }},
+            {{ var('run_comparison_sign_flips') }},
+            {{ var('run_comparison_seed') }},
+            -- a double: Spark reads 0.95 as a decimal, which the UDF's double argument does not take
+            cast({{ var('run_comparison_level') }} as double)
+        ) as tests
+    from compared
+
+),
+
+judge_exclusions as (
+
+    -- the questions both judge runs judged on the metric, whatever the status: those not ok in a run are left out
+    select
+        pending.pair_key,
+        count(case when judgments_a.status <> 'ok' then 1 end) as n_not_ok_a,
+        count(case when judgments_b.status <> 'ok' then 1 end) as n_not_ok_b
+    from pending
+    inner join judgments as judgments_a
+        on pending.run_a = judgments_a.run_id
+        and pending.metric = judgments_a.metric
+    inner join judgments as judgments_b
+        on pending.run_b = judgments_b.run_id
+        and judgments_a.question_id = judgments_b.question_id
+        and judgments_a.metric = judgments_b.metric
+    where pending.run_kind = 'judge'
+    group by pending.pair_key
+
+),
+
+final as (
+
+    select
+        pending.pair_key,
+        pending.pair_version,
+        pending.run_a,
+        pending.run_b,
+        pending.run_kind,
+        pending.dataset,
+        pending.metric,
+        pending.granularity,
+        pending.k,
+        coalesce(tested.n_questions, 0) as n_questions,
+        tested.mean_a,
+        tested.mean_b,
+        tested.mean_b - tested.mean_a as delta,
+        coalesce(tested.wins, 0) as wins,
+        coalesce(tested.ties, 0) as ties,
+        coalesce(tested.losses, 0) as losses,
+        {{ struct_field('tested.tests', 'ci_low') }} as ci_low,
+        {{ struct_field('tested.tests', 'ci_high') }} as ci_high,
+        {{ struct_field('tested.tests', 'p_ttest') }} as p_ttest,
+        {{ struct_field('tested.tests', 'p_randomization') }} as p_randomization,
+        {{ struct_field('tested.tests', 'randomization_exact') }} as randomization_exact,
+        judge_exclusions.n_not_ok_a,
+        judge_exclusions.n_not_ok_b
+    from pending
+    left join tested on pending.pair_key = tested.pair_key
+    left join judge_exclusions on pending.pair_key = judge_exclusions.pair_key
+    -- a pair scored on no shared question is kept only for a judged metric both runs judged (its exclusions)
+    where tested.pair_key is not null or judge_exclusions.pair_key is not null
+
+)
+
+select * from final
