@@ -1,12 +1,18 @@
-"""`finrag compare --run-a A --run-b B`: is run B better than run A? The rows of mart_run_comparison for the pair,
-read from the warehouse the last `dbt build` wrote (read-only, closed at once).
+"""`finrag compare --run-a A --run-b B`: is run B better than run A? Metric by metric (x granularity x k), B - A, on
+the questions both runs were scored on.
 
-Nothing is computed here: the means, the difference, the bootstrap interval and both p-values are the mart's (the
-statistics are defined once, in python_jobs/warehouse/paired_tests.py, and run inside dbt). The rows come in the metric
-registry's display order (dim_metrics), by granularity (the rules' order, finest first) and k. Retrieval rows are kept
-at the cut-offs asked for (default k = 0, the whole ranking); lexical and judged rows have no k and are always kept.
-When the pair has no rows, the error says why: an unknown run, runs of different kinds or datasets, or a pair of a group
-larger than var run_comparison_max_runs that var run_comparison_pairs does not name.
+A pair the warehouse compares (every run against its family's best and baselines, the pairs of small groups, the
+named pairs: int_run_pairs) is read from mart_run_comparison, the build's numbers. Any other pair of runs of one kind
+on one dataset is computed here, on demand, from the published per-question scores (fct_question_metric_scores),
+with the same functions the build calls - paired_tests (bootstrap interval, paired t-test, randomization test, with
+the settings of vars run_comparison_*), pair_outcome (wins / ties / losses in the metric's direction) and
+tukey_hsd_p (against the family's pooled variance, mart_run_families) - registered on the query's in-memory DuckDB;
+so a pair the mart holds gives the same numbers either way. An on-demand row has no role and no Holm p (it belongs to
+no family of comparisons); its `source` says 'on demand'. Nothing is written: no var, no rebuild.
+
+The rows come in the metric registry's display order, by granularity (the rules' order, finest first) and k.
+Retrieval rows are kept at the cut-offs asked for (default k = 0, the whole ranking); lexical and judged rows have
+no k and are always kept.
 """
 
 from __future__ import annotations
@@ -14,70 +20,171 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import polars as pl
+import yaml
 
+from python_jobs.core.config import PROJECT_DIR
 from python_jobs.core.errors import InputError
 from python_jobs.core.rules import GRANULARITIES
+from python_jobs.warehouse import paired_tests
+from python_jobs.warehouse.queries import published_connection
 from python_jobs.warehouse.reports import query_marts
 
-COLUMNS = ("run_a", "run_b", "run_kind", "dataset", "metric", "granularity", "k", "n_questions", "mean_a", "mean_b",
-           "delta", "wins", "ties", "losses", "ci_low", "ci_high", "p_ttest", "p_randomization", "p_holm",
-           "randomization_exact", "higher_is_better", "n_not_ok_a", "n_not_ok_b")
+COLUMNS = ("run_a", "run_b", "run_kind", "dataset", "metric", "granularity", "k", "role", "n_questions", "mean_a",
+           "mean_b", "delta", "wins", "ties", "losses", "ci_low", "ci_high", "p_ttest", "p_randomization",
+           "randomization_exact", "p_holm", "p_tukey", "tied_with_best", "higher_is_better", "n_not_ok_a",
+           "n_not_ok_b")
 WHOLE_RANKING = 0
 _KIND_NAMES = {"retrieval": "a retrieval run", "generation": "an answer run", "judge": "a judge run"}
 
 
+def comparison_settings() -> dict[str, float]:
+    """The statistics' settings: the vars run_comparison_* of dbt_project.yml, their one home, as the build reads."""
+    variables = yaml.safe_load((PROJECT_DIR / "dbt_project.yml").read_text())["vars"]
+    return {name: variables[f"run_comparison_{name}"] for name in ("resamples", "sign_flips", "seed", "level",
+                                                                     "alpha")}
+
+
 def _runs(run_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
-    """run id -> (run kind, dataset) of the runs with per-question scores."""
+    """run id -> (run kind, dataset) of the runs with scores (fct_run_metric_stats)."""
     marks = ", ".join("?" for _ in run_ids)
-    frame = query_marts(f"select distinct run_id, run_kind, dataset from fct_question_metric_scores "
+    frame = query_marts(f"select distinct run_id, run_kind, dataset from fct_run_metric_stats "
                         f"where run_id in ({marks})", list(run_ids))
     return {run: (kind, dataset) for run, kind, dataset in frame.iter_rows()}
 
 
-def _why_not_compared(run_a: str, run_b: str) -> str:
+def _check_pair(run_a: str, run_b: str) -> None:
     if run_a == run_b:
-        return "run A and run B are the same run"
+        raise InputError("run A and run B are the same run", field="run_b")
     runs = _runs([run_a, run_b])
     for flag, run in (("--run-a", run_a), ("--run-b", run_b)):
         if run not in runs:
-            return (f"{flag} {run!r} has no per-question scores in fct_question_metric_scores (unknown run, no "
-                    "scored question, or `finrag build` not run since)")
+            raise InputError(f"{flag} {run!r} has no scores in fct_run_metric_stats (unknown run, no scored question, "
+                             "or no build since it landed)", field=flag.lstrip("-").replace("-", "_"))
     (kind_a, dataset_a), (kind_b, dataset_b) = runs[run_a], runs[run_b]
     if kind_a != kind_b:
-        return (f"{run_a!r} is {_KIND_NAMES.get(kind_a, kind_a)} and {run_b!r} is {_KIND_NAMES.get(kind_b, kind_b)}: "
-                "only runs of one kind are compared")
+        raise InputError(f"{run_a!r} is {_KIND_NAMES.get(kind_a, kind_a)} and {run_b!r} is "
+                         f"{_KIND_NAMES.get(kind_b, kind_b)}: only runs of one kind are compared", field="run_b")
     if dataset_a != dataset_b:
-        return f"{run_a!r} is scored on dataset {dataset_a!r} and {run_b!r} on {dataset_b!r}: no shared questions"
-    shared = query_marts("select count(*) as n from (select question_id from fct_question_metric_scores "
-                         "where run_id = ? intersect select question_id from fct_question_metric_scores "
-                         "where run_id = ?)",
-                         [run_a, run_b])["n"][0]
-    if not shared:
-        return f"{run_a!r} and {run_b!r} share no scored question"
-    group = query_marts("select count(distinct run_id) as n from fct_question_metric_scores "
-                        "where run_kind = ? and dataset = ?", [kind_a, dataset_a])["n"][0]
-    return (f"the pair is not in mart_run_comparison: dataset {dataset_a!r} has {group} runs of this kind, and every "
-            "pair is compared only up to var run_comparison_max_runs; name this pair in var run_comparison_pairs "
-            f"(dbt_project.yml, or `finrag build --vars '{{run_comparison_pairs: [[{run_a}, {run_b}]]}}'`) and build")
+        raise InputError(f"{run_a!r} is scored on dataset {dataset_a!r} and {run_b!r} on {dataset_b!r}: no shared "
+                         "questions", field="run_b")
+
+
+# The pairing of fct_run_comparisons (models/marts/overview/fct_run_comparisons.sql) for one pair, over the published
+# marts; the statistics are the functions the build registers.
+_ON_DEMAND = """
+    with scores as (
+        select run_id, run_kind, dataset, question_id, metric, granularity, k, value
+        from fct_question_metric_scores
+        where run_id in ($run_a, $run_b)
+    ),
+    paired as (
+        select scores_a.run_kind, scores_a.dataset, scores_a.metric, scores_a.granularity, scores_a.k,
+               scores_a.question_id, scores_a.value as value_a, scores_b.value as value_b,
+               scores_b.value - scores_a.value as diff
+        from scores as scores_a
+        inner join scores as scores_b
+            on scores_a.question_id = scores_b.question_id
+            and scores_a.metric = scores_b.metric
+            and scores_b.granularity is not distinct from scores_a.granularity
+            and scores_b.k is not distinct from scores_a.k
+        where scores_a.run_id = $run_a and scores_b.run_id = $run_b
+    ),
+    compared as (
+        select paired.run_kind, paired.dataset, paired.metric, paired.granularity, paired.k,
+               count(*) as n_questions, avg(paired.value_a) as mean_a, avg(paired.value_b) as mean_b,
+               count(case when pair_outcome(paired.diff, dim_metrics.higher_is_better) = 'win' then 1 end) as wins,
+               count(case when pair_outcome(paired.diff, dim_metrics.higher_is_better) = 'tie' then 1 end) as ties,
+               count(case when pair_outcome(paired.diff, dim_metrics.higher_is_better) = 'loss' then 1 end) as losses,
+               list(paired.diff order by paired.question_id) as diffs,
+               any_value(dim_metrics.higher_is_better) as higher_is_better
+        from paired
+        inner join dim_metrics on paired.metric = dim_metrics.metric
+        group by paired.run_kind, paired.dataset, paired.metric, paired.granularity, paired.k
+    ),
+    judgments as (
+        select judge_run_id as run_id, question_id, metric, status
+        from fct_judge_scores
+        where judge_run_id in ($run_a, $run_b)
+    ),
+    judge_exclusions as (
+        select judgments_a.metric,
+               count(case when judgments_a.status <> 'ok' then 1 end) as n_not_ok_a,
+               count(case when judgments_b.status <> 'ok' then 1 end) as n_not_ok_b
+        from judgments as judgments_a
+        inner join judgments as judgments_b
+            on judgments_a.question_id = judgments_b.question_id and judgments_a.metric = judgments_b.metric
+        where judgments_a.run_id = $run_a and judgments_b.run_id = $run_b
+        group by judgments_a.metric
+    ),
+    tested as (
+        select compared.*,
+               paired_tests(diffs, $resamples, $sign_flips, $seed, $level) as tests,
+               tukey_hsd_p(stats_b.mean - stats_a.mean, families.tukey_mse, stats_a.n_questions,
+                           stats_b.n_questions, families.n_runs, families.tukey_df) as p_tukey
+        from compared
+        left join fct_run_metric_stats as stats_a
+            on stats_a.run_id = $run_a and compared.metric = stats_a.metric
+            and stats_a.granularity is not distinct from compared.granularity
+            and stats_a.k is not distinct from compared.k
+        left join fct_run_metric_stats as stats_b
+            on stats_b.run_id = $run_b and compared.metric = stats_b.metric
+            and stats_b.granularity is not distinct from compared.granularity
+            and stats_b.k is not distinct from compared.k
+        left join mart_run_families as families
+            on compared.dataset = families.dataset and compared.run_kind = families.run_kind
+            and compared.metric = families.metric
+            and families.granularity is not distinct from compared.granularity
+            and families.k is not distinct from compared.k
+    )
+    select $run_a as run_a, $run_b as run_b, tested.run_kind, tested.dataset, tested.metric, tested.granularity,
+           tested.k, cast(null as varchar) as role, tested.n_questions, tested.mean_a, tested.mean_b,
+           tested.mean_b - tested.mean_a as delta, tested.wins, tested.ties, tested.losses,
+           tested.tests.ci_low, tested.tests.ci_high, tested.tests.p_ttest, tested.tests.p_randomization,
+           tested.tests.randomization_exact, cast(null as double) as p_holm, tested.p_tukey,
+           false as tied_with_best, tested.higher_is_better, judge_exclusions.n_not_ok_a,
+           judge_exclusions.n_not_ok_b
+    from tested
+    left join judge_exclusions on tested.metric = judge_exclusions.metric and tested.run_kind = 'judge'
+"""
+
+
+def compare_on_demand(run_a: str, run_b: str) -> pl.DataFrame:
+    """Every metric's comparison of B with A (B - A) computed now from the published per-question scores, with the
+    functions the build registers (see the module docstring); the columns of mart_run_comparison."""
+    _check_pair(run_a, run_b)
+    settings = comparison_settings()
+    with published_connection() as con:
+        paired_tests.register_duckdb_functions(con)
+        frame = con.sql(_ON_DEMAND, params={
+            "run_a": run_a, "run_b": run_b, "resamples": int(settings["resamples"]),
+            "sign_flips": int(settings["sign_flips"]), "seed": int(settings["seed"]),
+            "level": float(settings["level"])}).pl()
+    if frame.is_empty():
+        raise InputError(f"{run_a!r} and {run_b!r} share no scored question", field="run_b")
+    return frame
 
 
 def run_comparison(run_a: str, run_b: str, metrics: Sequence[str] = (), granularity: str | None = None,
                    ks: Sequence[int] = (WHOLE_RANKING,)) -> pl.DataFrame:
-    """The mart's rows for (run_a, run_b), B - A, filtered by metric, granularity and (retrieval rows) k."""
+    """The pair's rows, B - A, from mart_run_comparison or computed on demand (column `source`), filtered by metric,
+    granularity and (retrieval rows) k, in the registry's order."""
     if granularity is not None and granularity not in GRANULARITIES:
         raise InputError(f"granularity {granularity!r} is not one of {', '.join(GRANULARITIES)}", field="granularity")
     select = ", ".join(f"comparison.{c}" for c in COLUMNS)
     frame = query_marts(f"""
-        select {select}
+        select {select}, 'mart' as source
         from mart_run_comparison as comparison
-        left join dim_metrics using (metric)
         where comparison.run_a = ? and comparison.run_b = ?
-        order by dim_metrics.display_order, comparison.metric,
-                 array_position(?, comparison.granularity), comparison.k
-    """, [run_a, run_b, list(GRANULARITIES)])
+    """, [run_a, run_b])
     if frame.is_empty():
-        raise InputError(f"no comparison of {run_a!r} with {run_b!r}: {_why_not_compared(run_a, run_b)}",
-                         field="run_b")
+        frame = compare_on_demand(run_a, run_b).select(*COLUMNS).with_columns(source=pl.lit("on demand"))
+    order = query_marts("select metric, display_order from dim_metrics")
+    frame = (frame.join(order, on="metric", how="left")
+             .with_columns(pl.col("granularity").replace_strict(list(GRANULARITIES), list(range(len(GRANULARITIES))),
+                                                               default=None, return_dtype=pl.Int64)
+                           .alias("_granularity_order"))
+             .sort("display_order", "metric", "_granularity_order", "k", nulls_last=True)
+             .drop("display_order", "_granularity_order"))
     for name, values, column in (("metric", metrics, "metric"), ("granularity", [granularity] if granularity else [],
                                                                    "granularity")):
         missing = sorted(set(values) - set(frame[column].drop_nulls()))
@@ -89,10 +196,10 @@ def run_comparison(run_a: str, run_b: str, metrics: Sequence[str] = (), granular
     if granularity:
         frame = frame.filter(pl.col("granularity") == granularity)
     if ks:
-        frame = frame.filter(pl.col("k").is_null() | pl.col("k").is_in(list(ks)))
-        if frame.is_empty():
-            known = sorted(set(query_marts("select distinct k from mart_run_comparison where run_a = ? and run_b = ? "
-                                           "and k is not null", [run_a, run_b])["k"]))
+        kept = frame.filter(pl.col("k").is_null() | pl.col("k").is_in(list(ks)))
+        if kept.is_empty():
+            known = sorted(set(frame["k"].drop_nulls()))
             raise InputError(f"the pair has no rows at k = {', '.join(map(str, ks))} (its cut-offs: "
                              f"{', '.join(map(str, known))})", field="k")
+        frame = kept
     return frame
