@@ -6,7 +6,7 @@ VENV := .venv
 STAMP := $(VENV)/.installed-$(shell sha256sum pyproject.toml | cut -c1-16)
 PYTEST_ARGS ?= -n 2
 
-.PHONY: demo test test-deps lint dashboard install clean
+.PHONY: demo test test-fast test-deps lint dashboard install clean
 
 install: $(STAMP)
 
@@ -31,6 +31,14 @@ dashboard: $(STAMP)
 
 test: lint test-deps
 	HF_HUB_OFFLINE=1 $(VENV)/bin/pytest $(PYTEST_ARGS) --durations=25
+
+# The fast tier (a few minutes): the in-process library tests, then dbt's unit tests (the hand-worked cases of the
+# SQL) in a scratch home - an empty lake, so every model builds empty and no data test has data to check.
+test-fast: $(STAMP)
+	HF_HUB_OFFLINE=1 $(VENV)/bin/pytest $(PYTEST_ARGS) tests/unit --durations=10
+	@fast_home=$$(mktemp -d) && trap 'rm -rf "$$fast_home"' EXIT && \
+	FINRAG_HOME=$$fast_home $(VENV)/bin/finrag build --quiet --no-publish --unit-tests --exclude-resource-type test && \
+	echo "dbt unit tests passed"
 
 # What the tests need outside the venv, from Debian's packages, installed only when missing: headless Chromium and
 # its driver for the browser tests (tests/support/browser.py), a Java runtime for PySpark (the spark target's tests).

@@ -189,6 +189,21 @@
     {%- do run_query("copy (select build.build_id, build.built_at, now() as published_at, "
                      ~ "[" ~ models | join(', ') ~ "] as models from (" ~ build_record ~ ") as build) to '"
                      ~ out ~ "/_manifest.json' (format json)") -%}
+    {#- for BI tools and DuckDB clients: one view per published node over the manifest's files, as a SQL script
+        (`duckdb -init _views.sql`, or run it into a views database); rewritten by a rename like the manifest -#}
+    {%- set views = [] -%}
+    {%- for e in entries -%}
+        {%- set paths = [] -%}
+        {%- for file in e.files -%}
+            {%- do paths.append(out ~ '/' ~ file) -%}
+        {%- endfor -%}
+        {%- do views.append("(" ~ string_literal("create or replace view " ~ adapter.quote(e.name)
+            ~ " as select * from read_parquet(" ~ string_list(paths) ~ ", union_by_name = true);") ~ ")") -%}
+    {%- endfor -%}
+    {%- if views -%}
+        {%- do run_query("copy (select * from (values " ~ views | join(', ') ~ ")) to '" ~ out ~ "/_views.sql' "
+                         ~ "(format csv, header false, quote '', escape '', delimiter e'\\x01')") -%}
+    {%- endif -%}
     {%- do run_query("copy (" ~ build_record ~ ") to '" ~ out ~ "/_build.json' (format json)") -%}
     {{ log("published " ~ entries | length ~ " marts and seeds to " ~ out, info=false) }}
     {{ return('') }}

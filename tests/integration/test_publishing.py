@@ -62,6 +62,13 @@ def test_a_plain_dbt_build_refreshes_what_every_reader_reads(home: Path, finrag,
     assert report.stdout.splitlines()[1].split() == ["num_q", "all", "1"]
     compared = finrag("compare", "--run-a", "first", "--run-b", "second", "--format", "json")
     assert json.loads(compared.stdout)
+    # BI tools' way in: _views.sql, one view per published table over the same files
+    views = duckdb.connect()
+    views.execute((exports(home) / "_views.sql").read_text())
+    assert sorted(r[0] for r in views.sql("select table_name from information_schema.tables").fetchall()) == \
+        sorted(manifest.models)
+    assert views.sql("select distinct run_id from mart_retrieval_leaderboard order by 1").fetchall() == \
+        [("first",), ("second",)]
 
     # a build that does not publish: the readers say the published state is stale, and do not answer
     finrag("ingest", "trec-run", str(fixtures / "results.test"), "--dataset", "trec", "--run-id", "third")
