@@ -1,10 +1,14 @@
 """`finrag compare --run-a A --run-b B`: is run B better than run A, metric by metric, with the bootstrap interval
-of the difference, the paired t-test and randomization p-values and the Holm-adjusted p (mart_run_comparison).
+of the difference, the paired t-test and randomization p-values, the Holm-adjusted p and Tukey's HSD p
+(mart_run_comparison, or computed on demand for a pair the build does not compare).
 
-    --format table   the pair on one line, then a row per metric (granularity, k): n_questions, mean_a, mean_b,
-                     delta (B - A), wins / ties / losses (B's), ci_low, ci_high, p_ttest, p_randomization, p_holm
-                     (judge runs: n_not_ok_a / n_not_ok_b, the judgments left out)
-    --format json    a list of objects with every column of the mart
+    --format table   the pair and where its numbers come from (source: mart / on demand) on one line, then a row per
+                     metric (granularity, k): role (best / baseline / pair; '-' when run A is no reference),
+                     n_questions, mean_a, mean_b, delta (B - A), wins / ties / losses (B's), ci_low, ci_high, p_ttest,
+                     p_randomization, p_holm ('-' outside a family of comparisons), p_tukey, tied_with_best ('yes'
+                     when A is the best and B not distinguishable from it) (judge runs: n_not_ok_a / n_not_ok_b, the
+                     judgments left out)
+    --format json    a list of objects with every column of the mart and `source`
 
 The rules and decisions are documented in python_jobs/warehouse/comparisons.py and paired_tests.py.
 """
@@ -20,9 +24,11 @@ import polars as pl
 from python_jobs.core.rules import GRANULARITIES
 from python_jobs.warehouse.comparisons import WHOLE_RANKING, run_comparison
 
-P_VALUES = ("p_ttest", "p_randomization", "p_holm")
-TABLE_COLUMNS = ("metric", "granularity", "k", "n_questions", "mean_a", "mean_b", "delta", "wins", "ties", "losses",
-                 "ci_low", "ci_high", "p_ttest", "p_randomization", "p_holm")
+P_VALUES = ("p_ttest", "p_randomization", "p_holm", "p_tukey")
+TABLE_COLUMNS = ("metric", "granularity", "k", "role", "n_questions", "mean_a", "mean_b", "delta", "wins", "ties",
+                 "losses", "ci_low", "ci_high", "p_ttest", "p_randomization", "p_holm", "p_tukey", "tied_with_best")
+SOURCES = {"mart": "mart_run_comparison",
+           "on demand": "on demand: the build does not compare this pair; computed now from the published scores"}
 
 
 @click.command("compare")
@@ -43,10 +49,14 @@ def command(run_a: str, run_b: str, metrics: tuple[str, ...], granularity: str |
     first = frame.row(0, named=True)
     click.echo(f"A = {run_a}  B = {run_b}  ({first['run_kind']}, dataset {first['dataset']}; delta = B - A, "
                "wins / losses = questions where B is better / worse)")
+    click.echo(f"source: {SOURCES.get(first['source'], first['source'])}")
     columns = [*TABLE_COLUMNS, *(["n_not_ok_a", "n_not_ok_b"] if first["run_kind"] == "judge" else [])]
-    # p-values with 3 significant digits (a fixed 4 decimals would print 0.0000 for a p of 2e-06)
+    # p-values with 3 significant digits (a fixed 4 decimals would print 0.0000 for a p of 2e-06); '-' where a row
+    # has none (no role: no Holm family; no statistics)
     shown = frame.select(columns).with_columns(
-        pl.col(p).map_elements(lambda v: f"{v:.3g}", return_dtype=pl.String) for p in P_VALUES)
+        *(pl.col(p).map_elements(lambda v: f"{v:.3g}", return_dtype=pl.String).fill_null("-") for p in P_VALUES),
+        pl.col("role").fill_null("-"),
+        pl.when(pl.col("tied_with_best")).then(pl.lit("yes")).otherwise(pl.lit("")).alias("tied_with_best"))
     with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=250, float_precision=4, tbl_hide_dataframe_shape=True,
                    tbl_hide_column_data_types=True):
         click.echo(shown)

@@ -159,12 +159,13 @@ def outcome(diff: float | None, higher_is_better: bool | None) -> str | None:
 # Tukey's HSD p-values (scipy.stats.tukey_hsd, which ranx's compare(stat_test="tukey") calls) for one comparison of
 # two runs of a family of k runs: q = |mean_a - mean_b| / sqrt((1/n_a + 1/n_b) * mse / 2), p = the studentized range
 # survival sf(q, k, df) with the family's pooled within-run variance mse and df = N - k. scipy integrates that
-# survival numerically (~50 ms a value) below df = 100,000, and switches to its df = infinity form (fast) above:
-# below, each (k, df) gets its log-survival evaluated exactly on a Chebyshev grid of log(1 + q) and a cubic spline
-# (relative error below 1e-4 where p > 1e-8, tests/unit/warehouse/test_paired_tests.py), so a build's cost grows
-# with the families, not with the runs compared; a q beyond the grid has p < 1e-12 and gets 0.
+# survival numerically (~20-50 ms a value) below df = 100,000, and switches to its df = infinity form (fast) above:
+# below, each (k, df) gets its log-survival evaluated exactly on a Chebyshev grid of log(1 + q) over the q where p
+# moves (from cdf < 1e-12 to sf < 1e-12) and a cubic spline (relative error below 1e-4 where p > 1e-6, within
+# scipy's own integration noise below; tests/unit/warehouse/test_tukey_hsd_p.py), so a build's cost grows with the
+# families, not with the runs compared. Below the grid p is 1, beyond it 0 (both within 1e-12).
 _TUKEY_DIRECT_DF = 100_000
-_TUKEY_GRID = 64
+_TUKEY_GRID = 128
 _TUKEY_FLOOR = 1e-12
 
 
@@ -177,21 +178,31 @@ def _tukey_log_sf(k: int, df: float):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # scipy's integration deep in the tail
-        q_max = 8.0
-        while not studentized_range.sf(q_max, k, df) <= _TUKEY_FLOOR:
-            q_max *= 2
+        # the top of the grid: sf below the floor - or no longer halving as q doubles, where scipy's integration
+        # reaches its own noise (~1e-11 for many runs and df near 100,000) and would never get there
+        q_max, previous = 8.0, 1.0
+        while True:
+            sf_max = studentized_range.sf(q_max, k, df)
+            if not np.isfinite(sf_max) or sf_max <= _TUKEY_FLOOR or previous / 2 <= sf_max < 1e-6:
+                break
+            q_max, previous = q_max * 2, sf_max
+        # the bottom: p is 1 to 1e-12 below it; for many runs p stays 1 up to q of several units, and nodes spent
+        # there would leave the steep fall after it too coarse
+        q_min = 8.0
+        while q_min > 1e-9 and studentized_range.cdf(q_min, k, df) > _TUKEY_FLOOR:
+            q_min /= 2
         # nodes even in log(1 + q): a few degrees of freedom give the survival a tail to q in the thousands
-        x = np.log1p(q_max) * (1 - np.cos(np.linspace(0, np.pi, _TUKEY_GRID))) / 2
+        low, high = np.log1p(q_min), np.log1p(q_max)
+        x = low + (high - low) * (1 - np.cos(np.linspace(0, np.pi, _TUKEY_GRID))) / 2
         sf = studentized_range.sf(np.expm1(x), k, df)
     finite = np.isfinite(sf) & (sf > 0)
-    return float(np.expm1(x[finite][-1])), CubicSpline(x[finite], np.log(sf[finite]))
+    return q_min, float(np.expm1(x[finite][-1])), CubicSpline(x[finite], np.log(sf[finite]))
 
 
 def tukey_pvalues(q: np.ndarray, k: int, df: float) -> np.ndarray:
     """The studentized range survival sf(q, k, df) of many q at once (see above)."""
-    from scipy.stats import studentized_range
-
     from scipy.special import stdtr
+    from scipy.stats import studentized_range
 
     q = np.abs(np.asarray(q, dtype=np.float64))
     if k < 2 or not df > 0:
@@ -200,8 +211,9 @@ def tukey_pvalues(q: np.ndarray, k: int, df: float) -> np.ndarray:
         return 2.0 * stdtr(df, -q / np.sqrt(2.0))
     if df > _TUKEY_DIRECT_DF:
         return studentized_range.sf(q, k, df)
-    q_max, spline = _tukey_log_sf(int(k), float(df))
-    return np.where(q >= q_max, 0.0, np.minimum(np.exp(spline(np.log1p(np.minimum(q, q_max)))), 1.0))
+    q_min, q_max, spline = _tukey_log_sf(int(k), float(df))
+    inside = np.minimum(np.exp(spline(np.log1p(np.clip(q, q_min, q_max)))), 1.0)
+    return np.where(q <= q_min, 1.0, np.where(q >= q_max, 0.0, inside))
 
 
 def tukey_hsd_pvalue(mean_diff, mse, n_a, n_b, k, df) -> np.ndarray:

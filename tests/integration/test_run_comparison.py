@@ -1,58 +1,46 @@
-"""mart_run_comparison and `finrag compare` on real runs, against the references: the FinColBERT run of the
-FinanceRAG challenge against a bm25 run over FinanceRAG's FinanceBench qrels (45 questions), built by dbt and
-printed by `finrag compare`, checked against
+"""mart_run_comparison and `finrag compare` on real runs, against the references. One home, built once for the
+module: FinanceRAG's FinanceBench subset (180 documents, 45 questions with qrels) with bm25, dense and hybrid runs
+of `finrag retrieve` (built), then the real system's run - FinColBERT, the challenge's run file - added and built
+again (incrementally). Checked on nDCG@10 at chunk granularity (the run files' docnos), where FinColBERT is the best:
 
-- ranx's `compare` on the same two runs: its per-question scores equal the mart's (1e-9), its paired t-test
-  ("student", scipy's ttest_rel) equals p_ttest to 1e-9, and its Fisher randomization test ("fisher", 10,000
-  permutations) agrees with p_randomization within Monte-Carlo error. Not for P@10: its differences are tenths, not
-  exact in binary, and ranx compares float means without a tolerance, so a sign flip that ties the observed
-  difference in tenths is lost to a last-bit difference (here ranx says ~0.02 where the exact p is 0.064);
-- scipy.stats.ttest_rel on the per-question scores (1e-9);
-- the exact randomization p of P@10 and Recall@10, whose per-question differences are multiples of 1/10 and 1/2:
-  all 2^45 sign flips counted by the distribution of their sum (exact integer arithmetic), within Monte-Carlo error.
+- (a) the vs-best rows: per-question scores equal ranx's evaluate (1e-9), p_ttest ranx's compare(stat_test=
+  "student") and scipy.stats.ttest_rel (1e-9), p_randomization ranx's "fisher" within Monte-Carlo error;
+- (b) p_tukey ranx's compare(stat_test="tukey") (scipy.stats.tukey_hsd on the per-question scores; 1e-4 relative),
+  so the tied-with-best set is ranx's;
+- (c) p_holm a Holm step-down computed here, over every run against the best and over every pair of the group;
+- (d) a copy of the home built with --vars '{run_comparison_max_runs: 1}' holds no pair of two runs that are never
+  the best: `finrag compare` says 'on demand' and gives the default build's numbers for that pair;
+- (e) the second build computed only the new run's pairs: fct_run_comparisons' other rows are the first build's,
+  down to a marker written into them between the builds; the 'best' rows moved only where the best changed.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections import Counter
+import os
+import shutil
 from pathlib import Path
 
+import duckdb
 import numpy as np
 import pytest
 import scipy.stats
 
-from support.cli import dbt_build
+from support.cli import run_finrag
 from support.trec import read_financerag_csv, read_qrels, read_trec_run
 from support.warehouse import run_comparison_settings, warehouse_query
 
+pytestmark = pytest.mark.slow
+
 DATASET = "financerag_financebench"
 COLBERT = "fincolbert_financebench"
-# ranx metric -> (the mart's metric, k); chunk granularity (the run's docno, FinanceRAG's corpus ids)
-RANX_METRICS = {
-    "ndcg@10": ("ndcg", 10), "map@10": ("map", 10), "mrr@10": ("mrr", 10), "recall@10": ("recall", 10),
-    "precision@10": ("precision", 10), "ndcg": ("ndcg", 0), "map": ("map", 0), "mrr": ("mrr", 0),
-}
-# the metrics whose per-question differences are multiples of 1/scale at k = 10 (FinanceBench's qrels: R <= 2)
-EXACT_SCALES = {"precision": 10, "recall": 2}
-RANX_FLOAT_TIES = {"precision@10"}
-
-
-def exact_sign_flip_p(diffs: list[float], scale: int) -> float:
-    """Two-sided randomization p over all 2^n sign flips, for differences that are multiples of 1/scale: the
-    distribution of sum(s_i * c_i) over the sign vectors, built by convolution on integers."""
-    ints = [round(d * scale) for d in diffs]
-    assert all(abs(i / scale - d) < 1e-9 for i, d in zip(ints, diffs, strict=True))
-    ways = Counter({0: 1})
-    for c in ints:
-        nxt: Counter = Counter()
-        for total, count in ways.items():
-            nxt[total + c] += count
-            nxt[total - c] += count
-        ways = nxt
-    observed = abs(sum(ints))
-    return sum(count for total, count in ways.items() if abs(total) >= observed) / 2 ** len(ints)
+RETRIEVERS = ("bm25", "dense", "hybrid")
+FAMILY = "metric = 'ndcg' and granularity = 'chunk' and k = 10"  # ranx's ndcg@10
+ALPHA = 0.05  # dbt_project.yml var run_comparison_alpha
+MARKER = 0.4242424242  # written into fct_run_comparisons' mrr rows between the builds: kept if not recomputed
+STATISTICS = ("n_questions", "mean_a", "mean_b", "delta", "wins", "ties", "losses", "ci_low", "ci_high", "p_ttest",
+              "p_randomization", "randomization_exact", "p_tukey", "n_not_ok_a", "n_not_ok_b")
 
 
 def monte_carlo_tolerance(p: float, draws: int, estimates: int = 1) -> float:
@@ -60,117 +48,224 @@ def monte_carlo_tolerance(p: float, draws: int, estimates: int = 1) -> float:
     return 4.5 * math.sqrt(estimates * max(p * (1 - p), 1e-4) / draws) + 2 / draws
 
 
-@pytest.mark.slow
-def test_fincolbert_vs_bm25_matches_ranx_scipy_and_exact(home: Path, finrag, shared_data: Path, tmp_path: Path,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def holm(p_values: list[float]) -> list[float]:
+    """Holm's step-down adjustment, in the order given: the i-th smallest p times (m - i + 1), kept monotone."""
+    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
+    adjusted, running = [0.0] * len(p_values), 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (len(p_values) - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def table(home: Path, sql: str) -> list[dict]:
+    con = duckdb.connect(str(home / "finrag.duckdb"), read_only=True)
+    try:
+        rel = con.sql(sql)
+        return [dict(zip(rel.columns, row, strict=True)) for row in rel.fetchall()]
+    finally:
+        con.close()
+
+
+def compare_json(home: Path, *args: str) -> list[dict]:
+    return json.loads(run_finrag(home, "compare", *args, "--format", "json").stdout)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> dict:
     root = shared_data / "financerag_icaif24"
-    finrag("ingest", "beir", "--dir", str(root / "FinanceBench"), "--dataset", DATASET)
+    home = tmp_path_factory.mktemp("comparison") / "warehouse"
+    home.mkdir()
+    run_finrag(home, "ingest", "beir", "--dir", str(root / "FinanceBench"), "--dataset", DATASET)
+    run_finrag(home, "index", "--dataset", DATASET)
+    runs = {name: run_finrag(home, "retrieve", "--retriever", name, "--dataset", DATASET, "--k", "10").stdout.strip()
+            for name in RETRIEVERS}
+    run_finrag(home, "build")
+    # the first build's pairs, then a marker in one metric's rows: a recomputed row loses it
+    first = {r["pair_key"]: r for r in table(home, "select * from fct_run_comparisons")}
+    first_best = {(r["granularity"], r["k"], r["metric"]): r["best_run_id"]
+                  for r in table(home, "select * from mart_run_families")}
+    con = duckdb.connect(str(home / "finrag.duckdb"))
+    con.execute(f"update fct_run_comparisons set p_ttest = {MARKER} where metric = 'mrr'")
+    con.close()
+
     run_csv = root / "runs" / "fincolbert_combined_results.csv"
-    finrag("ingest", "trec-run", str(run_csv), "--format", "financerag-csv", "--dataset", DATASET,
-           "--run-id", COLBERT, "--only-known-questions")
-    bm25 = finrag("retrieve", "--retriever", "bm25", "--dataset", DATASET, "--k", "100").stdout.strip()
-    dbt_build(home, "--select", "+mart_run_comparison", "dim_metrics", "--indirect-selection", "cautious")
+    run_finrag(home, "ingest", "trec-run", str(run_csv), "--format", "financerag-csv", "--dataset", DATASET,
+               "--run-id", COLBERT, "--only-known-questions")
+    run_finrag(home, "build")
+    # a copy of the same home built with no group pairs: only every run against its family's best
+    capped = tmp_path_factory.mktemp("capped") / "warehouse"
+    shutil.copytree(home, capped)
+    run_finrag(capped, "build", "--vars", "{run_comparison_max_runs: 1}")
+    return {"home": home, "capped": capped, "runs": {**runs, "colbert": COLBERT}, "first": first,
+            "first_best": first_best, "run_csv": run_csv, "qrels": root / "FinanceBench" / "qrels.tsv"}
 
-    out = finrag("compare", "--run-a", bm25, "--run-b", COLBERT, "--granularity", "chunk", "--k", "10", "--k", "0",
-                 "--format", "json").stdout
-    rows = {(r["metric"], r["k"]): r for r in json.loads(out)}
-    assert {key for key in rows if key[0] != "doc_rec"} >= set(RANX_METRICS.values())
 
-    # the same two rankings for ranx: bm25 as exported (scores from ranks, so ranx sorts them in the run's order)
-    exported = tmp_path / "bm25.trec"
-    finrag("export-run", "--run-id", bm25, "--out", str(exported))
-    qrels = read_qrels(root / "FinanceBench" / "qrels.tsv", sep="\t", skip_header=True)
-    runs = {"bm25": {q: d for q, d in read_trec_run(exported).items() if q in qrels},
-            "colbert": {q: d for q, d in read_financerag_csv(run_csv).items() if q in qrels}}
-    assert len(qrels) == 45 and all(set(run) == set(qrels) for run in runs.values())
+@pytest.fixture(scope="module")
+def ranx_runs(built: dict, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The four rankings for ranx over the 45 questions with qrels: ours as exported (scores from ranks, so ranx
+    sorts them in the run's order), FinColBERT's from its file; ranx's per-question nDCG@10."""
+    out = tmp_path_factory.mktemp("ranx")
+    os.environ["NUMBA_CACHE_DIR"] = str(out / "numba")  # ranx's jitted functions cache here, not in .venv
+    from ranx import Qrels, Run, evaluate
 
-    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba"))  # ranx's jitted functions cache here, not in .venv
-    from ranx import Qrels, Run, compare, evaluate
-
+    qrels = read_qrels(built["qrels"], sep="\t", skip_header=True)
+    rankings = {}
+    for name in RETRIEVERS:
+        exported = out / f"{name}.trec"
+        run_finrag(built["home"], "export-run", "--run-id", built["runs"][name], "--out", str(exported))
+        rankings[built["runs"][name]] = read_trec_run(exported)
+    rankings[COLBERT] = read_financerag_csv(built["run_csv"])
+    rankings = {run: {q: d for q, d in ranking.items() if q in qrels} for run, ranking in rankings.items()}
+    assert len(qrels) == 45 and all(set(r) == set(qrels) for r in rankings.values())
     ranx_qrels = Qrels.from_dict(qrels)
-    ranx_runs = [Run.from_dict(runs["bm25"], name="bm25"), Run.from_dict(runs["colbert"], name="colbert")]
+    runs = [Run.from_dict(ranking, name=run) for run, ranking in rankings.items()]
     questions = list(ranx_qrels.keys())
-    scores = {}  # (run, metric, k) -> {question: value} from the mart's long table
-    for run_id, question, metric, k, value in warehouse_query(home, f"""
-            select run_id, question_id, metric, k, value from fct_question_metric_scores
-            where granularity = 'chunk' and k in (0, 10) and run_id in ('{bm25}', '{COLBERT}')"""):
-        scores.setdefault((run_id, metric, k), {})[question] = value
-    per_question = {}
-    for name, (metric, k) in RANX_METRICS.items():
-        for run, run_id in zip(ranx_runs, (bm25, COLBERT), strict=True):
-            ranx_values = evaluate(ranx_qrels, run, name, return_mean=False)
-            ours = [scores[(run_id, metric, k)][q] for q in questions]
-            np.testing.assert_allclose(ours, ranx_values, rtol=0, atol=1e-9, err_msg=f"{name} {run_id}")
-            per_question[(run.name, name)] = np.asarray(ours)
+    scores = {run.name: np.asarray(evaluate(ranx_qrels, run, "ndcg@10", return_mean=False)) for run in runs}
+    return {"qrels": ranx_qrels, "runs": runs, "questions": questions, "scores": scores}
 
-    settings = run_comparison_settings()
-    flips = settings["sign_flips"]
-    fisher = compare(ranx_qrels, ranx_runs, list(RANX_METRICS), stat_test="fisher", n_permutations=flips,
-                     random_seed=42, max_p=0.05).comparisons[frozenset(("bm25", "colbert"))]
-    student = compare(ranx_qrels, ranx_runs, list(RANX_METRICS), stat_test="student",
-                      max_p=0.05).comparisons[frozenset(("bm25", "colbert"))]
-    for name, (metric, k) in RANX_METRICS.items():
-        row = rows[(metric, k)]
-        a, b = per_question[("bm25", name)], per_question[("colbert", name)]
-        assert row["n_questions"] == 45 and not row["randomization_exact"]
-        assert row["mean_a"] == pytest.approx(a.mean(), abs=1e-12)
-        assert row["mean_b"] == pytest.approx(b.mean(), abs=1e-12)
-        assert row["delta"] == pytest.approx(b.mean() - a.mean(), abs=1e-12)
-        expected_wins = (int((b > a).sum()), int((b == a).sum()), int((b < a).sum()))
-        assert (row["wins"], row["ties"], row["losses"]) == expected_wins
+
+def family_rows(home: Path) -> list[dict]:
+    return table(home, f"select * from mart_run_comparison where {FAMILY} order by run_a, run_b")
+
+
+def test_vs_best_p_values_and_tukey_ties_equal_ranx(built: dict, ranx_runs: dict) -> None:
+    from ranx import compare
+
+    home = built["home"]
+    ours = {}
+    for run_id, question, value in warehouse_query(home, f"""
+            select run_id, question_id, value from fct_question_metric_scores where {FAMILY}"""):
+        ours.setdefault(run_id, {})[question] = value
+    for run, expected in ranx_runs["scores"].items():  # the same per-question scores
+        np.testing.assert_allclose([ours[run][q] for q in ranx_runs["questions"]], expected, rtol=0, atol=1e-9)
+
+    best = warehouse_query(home, f"select best_run_id, n_runs, tukey_df from mart_run_families where {FAMILY}")
+    assert best == [(COLBERT, 4, 4 * 45 - 4)]
+    vs_best = [r for r in family_rows(home) if r["role"] == "best"]
+    assert {r["run_b"] for r in vs_best} == set(built["runs"].values()) - {COLBERT}
+    assert all(r["run_a"] == COLBERT for r in vs_best)
+
+    flips = run_comparison_settings()["sign_flips"]
+    tests = {stat: compare(ranx_runs["qrels"], ranx_runs["runs"], ["ndcg@10"], stat_test=stat, max_p=ALPHA,
+                           **({"n_permutations": flips, "random_seed": 42} if stat == "fisher" else {})).comparisons
+             for stat in ("student", "fisher", "tukey")}
+    tied = set()
+    for row in vs_best:
+        pair = frozenset((row["run_a"], row["run_b"]))
+        a, b = ranx_runs["scores"][row["run_a"]], ranx_runs["scores"][row["run_b"]]
+        assert row["n_questions"] == 45 and row["mean_b"] - row["mean_a"] == pytest.approx(b.mean() - a.mean(),
+                                                                                           abs=1e-12)
+        assert (row["wins"], row["ties"], row["losses"]) == (int((b > a).sum()), int((b == a).sum()),
+                                                             int((b < a).sum()))
         assert row["ci_low"] <= row["delta"] <= row["ci_high"]
-        assert row["p_ttest"] == pytest.approx(scipy.stats.ttest_rel(b, a).pvalue, abs=1e-9, rel=0), name
-        assert row["p_ttest"] == pytest.approx(student[name]["p_value"], abs=1e-9, rel=0), name
-        if name not in RANX_FLOAT_TIES:
-            ranx_p = fisher[name]["p_value"]
-            assert abs(row["p_randomization"] - ranx_p) <= monte_carlo_tolerance(ranx_p, flips, 2), (name, ranx_p)
-        if metric in EXACT_SCALES and k == 10:
-            exact = exact_sign_flip_p(list(b - a), EXACT_SCALES[metric])
-            assert abs(row["p_randomization"] - exact) <= monte_carlo_tolerance(exact, flips), (name, exact)
-    # Holm over the pair's metrics at chunk / k = 10: the step-down of the sorted randomization p-values
-    at_10 = sorted((r for r in json.loads(out) if r["k"] == 10), key=lambda r: (r["p_randomization"], r["metric"]))
-    running = 0.0
-    for rank, r in enumerate(at_10):
-        running = max(running, min(1.0, (len(at_10) - rank) * r["p_randomization"]))
-        assert r["p_holm"] == pytest.approx(running, abs=1e-12), r["metric"]
+        # (a) the paired t-test exactly, the randomization test within Monte-Carlo error
+        assert row["p_ttest"] == pytest.approx(tests["student"][pair]["ndcg@10"]["p_value"], abs=1e-9, rel=0)
+        assert row["p_ttest"] == pytest.approx(scipy.stats.ttest_rel(b, a).pvalue, abs=1e-9, rel=0)
+        ranx_p = tests["fisher"][pair]["ndcg@10"]["p_value"]
+        assert abs(row["p_randomization"] - ranx_p) <= monte_carlo_tolerance(ranx_p, flips, 2), (row["run_b"], ranx_p)
+        # (b) Tukey's HSD over the family's four runs
+        ranx_tukey = tests["tukey"][pair]["ndcg@10"]["p_value"]
+        assert row["p_tukey"] == pytest.approx(ranx_tukey, rel=1e-4), row["run_b"]
+        if ranx_tukey > ALPHA:
+            tied.add(row["run_b"])
+    assert {r["run_b"] for r in vs_best if r["tied_with_best"]} == tied
+    # the real case has both: a run tied with FinColBERT (hybrid) and one clearly worse (bm25)
+    assert built["runs"]["hybrid"] in tied and built["runs"]["bm25"] not in tied
+    scipy_p = scipy.stats.tukey_hsd(*(ranx_runs["scores"][r] for r in sorted(ranx_runs["scores"]))).pvalue
+    p_of = {r["run_b"]: r["p_tukey"] for r in vs_best}
+    colbert = sorted(ranx_runs["scores"]).index(COLBERT)
+    for j, run in enumerate(sorted(ranx_runs["scores"])):
+        if run != COLBERT:
+            assert p_of[run] == pytest.approx(scipy_p[colbert, j], rel=1e-4)
 
-    # the other way round: the same comparison mirrored
-    mirrored = {(r["metric"], r["k"]): r for r in json.loads(finrag(
-        "compare", "--run-a", COLBERT, "--run-b", bm25, "--granularity", "chunk", "--k", "10", "--k", "0",
-        "--format", "json").stdout)}
-    for key, row in rows.items():
-        back = mirrored[key]
+
+def test_holm_over_each_family_of_comparisons(built: dict) -> None:
+    rows = family_rows(built["home"])
+    vs_best = [r for r in rows if r["role"] == "best"]
+    for row, expected in zip(vs_best, holm([r["p_randomization"] for r in vs_best]), strict=True):
+        assert row["p_holm"] == pytest.approx(expected, abs=1e-12), row["run_b"]
+    # every pair of the group (4 runs <= run_comparison_max_runs) once, whichever order its 'pair' rows have
+    pairs = {frozenset((r["run_a"], r["run_b"])): r for r in rows if r["role"] == "pair"}
+    assert len(pairs) == 6
+    keys = list(pairs)
+    for key, expected in zip(keys, holm([pairs[k]["p_randomization"] for k in keys]), strict=True):
+        assert pairs[key]["p_holm"] == pytest.approx(expected, abs=1e-12), key
+    # both orders of a pair: the same test mirrored
+    by_order = {(r["run_a"], r["run_b"]): r for r in rows}
+    for (a, b), row in by_order.items():
+        back = by_order[(b, a)]
         assert (back["mean_a"], back["mean_b"], back["delta"]) == (row["mean_b"], row["mean_a"], -row["delta"])
         assert (back["wins"], back["losses"], back["ci_low"], back["ci_high"]) == (
             row["losses"], row["wins"], -row["ci_high"], -row["ci_low"])
-        assert (back["p_ttest"], back["p_randomization"], back["p_holm"]) == (
-            row["p_ttest"], row["p_randomization"], row["p_holm"])
+        assert (back["p_ttest"], back["p_randomization"], back["p_tukey"]) == (
+            row["p_ttest"], row["p_randomization"], row["p_tukey"])
 
-    # the table: the pair, then a line per metric; errors name what is wrong (exit 2)
-    table = finrag("compare", "--run-a", bm25, "--run-b", COLBERT, "--k", "10", "--metric", "ndcg").stdout
-    assert f"A = {bm25}  B = {COLBERT}" in table and "p_randomization" in table
-    assert f"{rows[('ndcg', 10)]['delta']:.4f}" in table and "chunk" in table and "doc" in table
-    unknown = finrag("compare", "--run-a", bm25, "--run-b", "NOPE", check=False)
+
+def test_a_pair_the_mart_does_not_hold_is_computed_on_demand(built: dict) -> None:
+    home, capped, runs = built["home"], built["capped"], built["runs"]
+    never_best = {r for (r,) in warehouse_query(capped, "select run_id from fct_run_metric_stats except "
+                                                        "select best_run_id from mart_run_families")}
+    assert never_best == {runs["bm25"], runs["dense"]}
+    a, b = sorted(never_best)
+    assert warehouse_query(capped, f"select count(*) from mart_run_comparison where run_a = '{a}' and run_b = '{b}'"
+                           ) == [(0,)]
+    assert warehouse_query(capped, "select count(*) from mart_run_comparison where role = 'pair'") == [(0,)]
+    args = ("--run-a", a, "--run-b", b, "--k", "0", "--k", "10")
+    on_demand = compare_json(capped, *args)
+    held = compare_json(home, *args)
+    assert {r["source"] for r in on_demand} == {"on demand"} and {r["source"] for r in held} == {"mart"}
+    key = ("metric", "granularity", "k")
+    held_by = {tuple(r[c] for c in key): r for r in held}
+    assert len(on_demand) == len(held) >= 20 and {tuple(r[c] for c in key) for r in on_demand} == held_by.keys()
+    for row in on_demand:
+        if row["metric"] == "mrr":  # the marker of the incremental check
+            continue
+        mart = held_by[tuple(row[c] for c in key)]
+        assert row["role"] is None and row["p_holm"] is None and not row["tied_with_best"]
+        for column in STATISTICS:  # floats to 1e-12: DuckDB's parallel sums, BLAS's order
+            if isinstance(mart[column], float):
+                assert row[column] == pytest.approx(mart[column], abs=1e-12), (row["metric"], column)
+            else:
+                assert row[column] == mart[column], (row["metric"], column)
+    # the table says where the numbers come from, and shows role, Holm and Tukey
+    text = run_finrag(capped, "compare", *args, "--metric", "ndcg").stdout
+    assert "source: on demand" in text and "p_tukey" in text and "tied_with_best" in text
+    text = run_finrag(home, "compare", "--run-a", COLBERT, "--run-b", runs["hybrid"], "--metric", "ndcg",
+                      "--k", "10").stdout
+    assert "source: mart_run_comparison" in text and "best" in text and "yes" in text
+    # errors name what is wrong (exit 2)
+    unknown = run_finrag(home, "compare", "--run-a", a, "--run-b", "NOPE", check=False)
     assert unknown.returncode == 2 and "'NOPE'" in unknown.stderr
-    wrong_metric = finrag("compare", "--run-a", bm25, "--run-b", COLBERT, "--metric", "rouge_l", check=False)
+    wrong_metric = run_finrag(home, "compare", "--run-a", a, "--run-b", b, "--metric", "rouge_l", check=False)
     assert wrong_metric.returncode == 2 and "rouge_l" in wrong_metric.stderr
 
-    # beyond var run_comparison_max_runs a pair is compared only when var run_comparison_pairs names it, and
-    # `finrag compare` says so
-    # (finrag build without --unit-tests: the vars given here would hold in the mart's unit tests too; int_run_pairs
-    # makes the selection: it and the models between it and the mart are rebuilt)
-    finrag("build", "--select", "int_run_pairs+,+mart_run_comparison", "--vars", "{run_comparison_max_runs: 1}")
-    capped = finrag("compare", "--run-a", bm25, "--run-b", COLBERT, check=False)
-    assert capped.returncode == 2 and "run_comparison_pairs" in capped.stderr and "2 runs" in capped.stderr
-    finrag("build", "--select", "int_run_pairs+,+mart_run_comparison", "--vars",
-           f"{{run_comparison_max_runs: 1, run_comparison_pairs: [[{COLBERT}, {bm25}]]}}")
-    named = {(r["metric"], r["k"]): r for r in json.loads(finrag(
-        "compare", "--run-a", bm25, "--run-b", COLBERT, "--granularity", "chunk", "--k", "10", "--k", "0",
-        "--format", "json").stdout)}
-    assert named.keys() == rows.keys()
-    for key, row in rows.items():  # the same comparison; floats to 1e-12 (DuckDB's parallel sums, BLAS's order)
-        for column, value in row.items():
-            if isinstance(value, float):
-                assert named[key][column] == pytest.approx(value, abs=1e-12), (key, column)
-            else:
-                assert named[key][column] == value, (key, column)
+
+def test_adding_a_run_computes_only_its_pairs(built: dict) -> None:
+    home, first = built["home"], built["first"]
+    now = {r["pair_key"]: r for r in table(home, "select * from fct_run_comparisons")}
+    added = now.keys() - first.keys()
+    # the new pairs are exactly FinColBERT's, against each of the three runs in every family
+    assert added and all(COLBERT in (now[k]["run_a"], now[k]["run_b"]) for k in added)
+    assert len(added) == 3 * len(built["first_best"])
+    assert first.keys() <= now.keys()  # four runs are still one group: no pair vanished
+    for pair_key, before in first.items():
+        row = now[pair_key]
+        marked = before["metric"] == "mrr"
+        assert row["p_ttest"] == (MARKER if marked else before["p_ttest"]), (pair_key, before["metric"])
+        assert {c: v for c, v in row.items() if c != "p_ttest"} == {c: v for c, v in before.items() if c != "p_ttest"}
+    # the 'best' rows follow the best: FinColBERT's where it is the new best, the old ones (untouched) elsewhere
+    best_now = {(r["granularity"], r["k"], r["metric"]): r["best_run_id"]
+                for r in table(home, "select * from mart_run_families")}
+    assert best_now.keys() == built["first_best"].keys()
+    changed = {f for f, run in best_now.items() if run != built["first_best"][f]}
+    assert changed and all(best_now[f] == COLBERT for f in changed) and len(changed) < len(best_now)
+    for r in table(home, "select * from mart_run_comparison where role = 'best'"):
+        family = (r["granularity"], r["k"], r["metric"])
+        assert r["run_a"] == best_now[family]
+        if family not in changed and COLBERT not in (r["run_a"], r["run_b"]) and r["metric"] != "mrr":
+            canonical = first[next(k for k, v in first.items() if v["metric"] == r["metric"]
+                                   and (v["granularity"], v["k"]) == family[:2]
+                                   and {v["run_a"], v["run_b"]} == {r["run_a"], r["run_b"]})]
+            assert abs(r["delta"]) == pytest.approx(abs(canonical["delta"]), abs=1e-15)
+            assert r["p_randomization"] == canonical["p_randomization"]

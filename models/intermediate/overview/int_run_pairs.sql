@@ -8,7 +8,9 @@
 --   run_comparison_pairs names (either order) whatever the group's size: these are also compared question by
 --   question (mart_run_pair_questions).
 -- Pairs grow with the runs, not with their square, past the cap. pair_version changes when either run's scores or
--- this SQL do: what fct_run_comparisons recomputes (a generation or judge run, summarised in every build, has the
+-- the code fct_run_comparisons computes them with (its SQL and everything upstream of it, its macros and vars -
+-- run_comparison_resamples, ... - and the Python functions it calls: its code_fingerprint) do: what
+-- fct_run_comparisons recomputes (a generation or judge run, summarised in every build, has the
 -- build's version, so its pairs are compared again in every build).
 
 {%- set named_pairs = var('run_comparison_pairs', []) or [] %}
@@ -184,7 +186,7 @@ final as (
             pairs.run_a || '|' || pairs.run_b || '|' || pairs.metric || '|' || coalesce(pairs.granularity, '') || '|'
             || coalesce(cast(pairs.k as string), '')
         ) as pair_key,
-        md5({{ code_fingerprint() }} || '|' || stats_a.run_version || '|' || stats_b.run_version) as pair_version
+        md5({{ code_fingerprint('model.' ~ project_name ~ '.fct_run_comparisons') }} || '|' || stats_a.run_version || '|' || stats_b.run_version) as pair_version
     from pairs
     inner join stats as stats_a
         on pairs.run_a = stats_a.run_id
