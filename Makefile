@@ -4,7 +4,8 @@
 PYTHON ?= python3.11
 VENV := .venv
 STAMP := $(VENV)/.installed-$(shell sha256sum pyproject.toml | cut -c1-16)
-PYTEST_ARGS ?= -n 2
+# --dist loadscope: a module's tests go to one worker, so its module-scoped home is built once, not once per worker
+PYTEST_ARGS ?= -n 2 --dist loadscope
 
 .PHONY: demo test test-fast test-deps lint dashboard install clean
 
