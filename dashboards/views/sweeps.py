@@ -13,7 +13,15 @@ import streamlit as st  # noqa: E402
 
 from dashboards import data, ui  # noqa: E402
 
-TIED = "✓ tied with the best"
+TIED = "✓ tied"
+
+
+def interval(low: str, high: str) -> pl.Expr:
+    """[low, high] as text, each end as every number is shown (display)."""
+    return pl.when(pl.col(low).is_not_null()).then(pl.format(
+        "[{}, {}]", pl.col(low).map_elements(ui.fmt, return_dtype=pl.String),
+        pl.col(high).map_elements(ui.fmt, return_dtype=pl.String)))
+
 
 home = ui.home()
 st.title("Sweeps")
@@ -106,14 +114,14 @@ st.caption("Runs in their rank among the dataset's runs of this kind on the metr
            "best; Δ baseline: the same against the sweep's baseline run (mart_sweep_run_results).")
 ui.show_table(runs.select(
     "run_id", "setting",
-    pl.when(pl.col("tied_with_best")).then(pl.lit(TIED)).otherwise(pl.lit("")).alias("vs the best"),
+    pl.when(pl.col("tied_with_best")).then(pl.lit(TIED)).otherwise(pl.lit("")).alias("tied with the best"),
     "mean", "n_questions",
     pl.concat_str([pl.when(pl.col("is_best_in_sweep")).then(pl.lit("best of the sweep")),
                    pl.when(pl.col("is_baseline")).then(pl.lit("baseline"))], separator=", ", ignore_nulls=True)
     .alias("role"),
-    "rank_in_family", pl.col("delta_vs_best").alias("Δ best"), pl.col("ci_low").alias("Δ best low"),
-    pl.col("ci_high").alias("Δ best high"), pl.col("p_holm").map_elements(ui.fmt_p, return_dtype=pl.String),
+    "rank_in_family", pl.col("delta_vs_best").alias("Δ best"), interval("ci_low", "ci_high").alias("Δ best 95 % CI"),
+    pl.col("p_holm").map_elements(ui.fmt_p, return_dtype=pl.String),
     pl.col("p_tukey").map_elements(ui.fmt_p, return_dtype=pl.String),
-    pl.col("delta_vs_baseline").alias("Δ baseline"), pl.col("baseline_ci_low").alias("Δ baseline low"),
-    pl.col("baseline_ci_high").alias("Δ baseline high"),
+    pl.col("delta_vs_baseline").alias("Δ baseline"),
+    interval("baseline_ci_low", "baseline_ci_high").alias("Δ baseline 95 % CI"),
     pl.col("baseline_p_holm").map_elements(ui.fmt_p, return_dtype=pl.String).alias("p_holm baseline")))

@@ -320,7 +320,7 @@ def test_sweeps(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
     for r in results.iter_rows(named=True):
         shown = rows[r["run_id"]]
         assert (shown["setting"], shown["mean"]) == (r["setting"], fmt(r["mean"]))
-        assert (shown["vs the best"] == "✓ tied with the best") == r["tied_with_best"]
+        assert (shown["tied with the best"] == "✓ tied") == r["tied_with_best"]
         assert shown["Δ best"] == ("—" if r["delta_vs_best"] is None else fmt(r["delta_vs_best"]))
     baseline = rows[dash.facts["bm25"]]  # the bm25 run the sweep found landed: its baseline and best
     assert baseline["setting"] == "chunk_size=256, retriever=bm25" and "baseline" in baseline["role"]
