@@ -77,6 +77,17 @@ def test_leaderboard(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
     # the way to "why": the run behind links to run vs run against the best one
     compare = [m.value for m in at.markdown if "run_vs_run?" in m.value]
     assert any(f"a={dash.facts['bm25']}&b={best['run_id']}&metric=ndcg&granularity=page&k=5" in c for c in compare)
+    # each run against its family's best at any count of runs (mart_run_vs_best): interval, p, Holm, tied marker
+    versus = mart(dash.home, "mart_run_vs_best").filter(
+        (pl.col("run_kind") == "retrieval") & (pl.col("metric") == "ndcg") & (pl.col("granularity") == "page")
+        & (pl.col("k") == 5))
+    shown_vs = next(rows for rows in frames_with(at, "vs_best") if any(r["run_id"] == best["run_id"] for r in rows))
+    assert sorted(r["run_id"] for r in shown_vs) == sorted(versus["run_id"]) and len(shown_vs) == 5
+    for r in shown_vs:
+        v = versus.filter(pl.col("run_id") == r["run_id"]).row(0, named=True)
+        assert (r["vs_best"] == "tied with the best") == v["tied_with_best"] and r["best_run_id"] == best["run_id"]
+        for column in ("delta_vs_best", "ci_low", "ci_high", "p_holm", "p_tukey"):
+            assert pd.isna(r[column]) if v[column] is None else r[column] == pytest.approx(v[column]), column
     generation = mart(dash.home, "mart_generation_leaderboard")
     rag = row_of(frame_rows(at, "retrieval_run_id"), run_id=dash.facts["rag"])
     assert rag["exact_match"] == pytest.approx(generation.filter(

@@ -72,8 +72,8 @@ def page_expectations(dash: DashHome) -> dict[str, tuple[dict[str, str], list[st
         "qa_generation": ({}, ["No data: no QA-generation run", "finrag generate-qa --dataset demo_synthetic"]),
         "costs": ({}, ["LLM calls", f"{calls:,}", "Per job run", "Latency per call", f["judged_run"], "fake-model"]),
         "sweeps": ({"sweep": f["sweep"], "metric": "page_rec", "k": "5"},
-                   ["Parameters × PageRec@5 (page level)", "The best setting per parameter", sweep_best["run_id"], fmt(sweep_best["mean"]),
-                    "✓ tied"]),
+                   ["Parameters × PageRec@5 (page level)", "The best setting per parameter", sweep_best["run_id"],
+                    fmt(sweep_best["mean"]), "✓ tied"]),
     }
 
 
