@@ -27,6 +27,7 @@ PAGES = [
     ("heatmap.py", "Topic × task", "heatmap", ":material/grid_on:"),
     ("slices.py", "Slices", "slices", ":material/pie_chart:"),
     ("run_vs_run.py", "Run vs run", "run_vs_run", ":material/compare_arrows:"),
+    ("sweeps.py", "Sweeps", "sweeps", ":material/tune:"),
     ("judge_agreement.py", "Judge agreement", "judge_agreement", ":material/gavel:"),
     ("drilldown.py", "Drill-down", "drilldown", ":material/search:"),
     ("judged.py", "Judged answers", "judged", ":material/rule:"),

@@ -281,16 +281,21 @@ def board_metric_granularity(home: Path, metric: str, granularity: str) -> str |
     return found[0] if found else None
 
 
-def compared_to(home: Path, leader: str, metric: str, granularity: str | None,
-                k: int | None) -> pl.DataFrame | None:
-    """mart_run_comparison's pairs of `leader` (as run A) with any other run on one metric, so delta is run − leader:
-    run_id, n_questions, delta, ci_low, ci_high, p_randomization."""
-    return query(home, """
-        select run_b as run_id, n_questions, delta, ci_low, ci_high, p_randomization
-        from mart_run_comparison
-        where run_a = ? and metric = ? and granularity is not distinct from ? and k is not distinct from ?
-        order by run_b
-    """, [leader, metric, granularity, k], marts=["mart_run_comparison"])
+def versus_best(home: Path, run_kind: str, metric: str, granularity: str | None, k: int | None,
+                datasets_: Sequence[str] | None = None) -> pl.DataFrame | None:
+    """mart_run_vs_best: each run of a kind (retrieval, generation, judge) against its family's best run (one
+    dataset, metric, granularity, k) at any count of runs - the best run and its mean, the difference run − best over
+    the questions both were scored on with its bootstrap interval, the randomization p, that p Holm-adjusted over the
+    family, Tukey's HSD p and tied_with_best; in the family's rank order."""
+    where, params = _in_list("dataset", datasets_)
+    return query(home, f"""
+        select run_id, dataset, mean, n_questions, rank_in_family, n_runs_in_family, best_run_id, best_mean, is_best,
+               n_questions_shared, delta_vs_best, ci_low, ci_high, p_randomization, p_holm, p_tukey, tied_with_best
+        from mart_run_vs_best
+        where run_kind = ? and metric = ? and granularity is not distinct from ? and k is not distinct from ?
+          and {where}
+        order by dataset, rank_in_family, run_id
+    """, [run_kind, metric, granularity, k, *params], marts=["mart_run_vs_best"])
 
 
 def retrieval_leaderboard(home: Path, k: int, granularity: str = "page",
@@ -721,6 +726,53 @@ def judge_slice_dimensions(home: Path, judge_run_id: str) -> list[str]:
     """, [judge_run_id], marts=["mart_judge_by_slice"]), "dimension")
 
 
+# ---------------------------------------------------------------------------------------------------- sweeps
+
+def sweeps(home: Path) -> pl.DataFrame | None:
+    """Every sweep with scored runs (mart_sweep_runs): sweep id, dataset, kind (retrieval or answer)."""
+    return query(home, """
+        select distinct sweep_id, dataset, kind from mart_sweep_runs order by dataset, sweep_id
+    """, marts=["mart_sweep_runs"])
+
+
+def sweep_metrics(home: Path, sweep_id: str) -> pl.DataFrame | None:
+    """The (metric, granularity, k) a sweep's runs are scored on (mart_sweep_runs; granularity and k null for an
+    answer sweep's lexical metrics)."""
+    return query(home, """
+        select distinct metric, granularity, k from mart_sweep_runs where sweep_id = ?
+        order by metric, granularity, k
+    """, [sweep_id], marts=["mart_sweep_runs"])
+
+
+def sweep_parameter_effects(home: Path, sweep_id: str, metric: str, granularity: str | None,
+                            k: int | None) -> pl.DataFrame | None:
+    """mart_sweep_parameter_effects of one sweep and metric: per parameter and value, the mean over the sweep's runs
+    with that value with its t-interval, n_runs, whether it is the parameter's best value, its distance to it and
+    the parameter's spread; values in the grid's order."""
+    return query(home, """
+        select parameter, value, value_order, n_runs, mean, std_dev, ci_low, ci_high, min_mean, max_mean,
+               is_best_value, delta_vs_best, parameter_spread
+        from mart_sweep_parameter_effects
+        where sweep_id = ? and metric = ? and granularity is not distinct from ? and k is not distinct from ?
+        order by parameter, value_order
+    """, [sweep_id, metric, granularity, k], marts=["mart_sweep_parameter_effects"])
+
+
+def sweep_run_results(home: Path, sweep_id: str, metric: str, granularity: str | None,
+                      k: int | None) -> pl.DataFrame | None:
+    """mart_sweep_run_results of one sweep and metric: each run's setting and mean, whether it is the sweep's best and
+    its baseline, and its comparison with its family's best run (which may be outside the sweep: interval, p_holm,
+    p_tukey, tied_with_best) and with the sweep's baseline; in the family's rank order."""
+    return query(home, """
+        select run_id, setting, is_baseline, mean, n_questions, is_best_in_sweep, rank_in_family, n_runs_in_family,
+               best_run_id, best_mean, is_best, delta_vs_best, ci_low, ci_high, p_randomization, p_holm, p_tukey,
+               tied_with_best, baseline_run_id, delta_vs_baseline, baseline_ci_low, baseline_ci_high, baseline_p_holm
+        from mart_sweep_run_results
+        where sweep_id = ? and metric = ? and granularity is not distinct from ? and k is not distinct from ?
+        order by rank_in_family nulls last, setting, run_id
+    """, [sweep_id, metric, granularity, k], marts=["mart_sweep_run_results"])
+
+
 # ---------------------------------------------------------------------------------------------------- empty states
 
 def _unpublished(home: Path) -> tuple[str, str]:
@@ -744,7 +796,7 @@ def _unpublished(home: Path) -> tuple[str, str]:
 def diagnose(home: Path, what: str, datasets_: Sequence[str] | None = None) -> tuple[str, str]:
     """Why a page (section) has nothing to show, found in the published marts, and the command that fixes it:
     (reason, command). `what`: retrieval, page (page-level metrics), generation, judged, agreement, comparison,
-    costs, qa_generation, or anything else (only the home-wide causes)."""
+    costs, qa_generation, sweeps, or anything else (only the home-wide causes)."""
     found = dataset_counts(home)
     if found is None:
         return _unpublished(home)
@@ -811,6 +863,11 @@ def diagnose(home: Path, what: str, datasets_: Sequence[str] | None = None) -> t
         runs = qa_generation_runs(home)
         if runs is None or runs.is_empty():
             return ("no QA-generation run", f"finrag generate-qa --dataset {first}")
+    if what == "sweeps":
+        found_sweeps = sweeps(home)
+        if found_sweeps is None or found_sweeps.is_empty():
+            return ("no sweep has scored runs (a sweep runs a grid of configurations: python_jobs/sweeps/grid.py)",
+                    "finrag sweep GRID.yaml  then  finrag build")
     manifest = export_manifest(home)
     built = f" (built {manifest['built_at'][:19]})" if manifest else ""
     return (f"the published marts{built} hold nothing for this selection: anything landed since needs a build",

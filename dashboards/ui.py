@@ -59,7 +59,8 @@ def show_dataframe(frame: pl.DataFrame, key: str | None = None, height: int | st
 def ranked_chart(frame: pl.DataFrame, value: str, label: str, title: str, intervals: bool = False,
                  domain: tuple[float, float] | None = (0, 1)) -> alt.LayerChart | alt.Chart:
     """Runs as dots on one metric, sorted best first (frame rows already in that order), one row per run, labelled;
-    with intervals, a rule from ci_low to ci_high beside each dot (null: none)."""
+    with intervals, a rule from ci_low to ci_high beside each dot (null: none); a tied_with_best column colours the
+    runs tied with the best."""
     data_ = frame.to_pandas()
     order = frame[label].to_list()
     scale = alt.Scale(domain=list(domain)) if domain else alt.Scale(zero=False)
@@ -68,6 +69,9 @@ def ranked_chart(frame: pl.DataFrame, value: str, label: str, title: str, interv
     tooltip = [c for c in data_.columns if c not in ("text", "label_x")]
     dots = base.mark_bar(size=14, opacity=0.8).encode(
         x=alt.X(f"{value}:Q", title=title, scale=scale, stack=None), tooltip=tooltip)
+    if "tied_with_best" in data_.columns:  # the runs the data cannot tell from the best, in their own colour
+        dots = dots.encode(color=alt.Color("tied_with_best:N", title="tied with the best",
+                                           legend=alt.Legend(orient="bottom")))
     # the number right of the bar, or of the interval when it reaches further (never over the rule)
     data_["label_x"] = data_[[value, "ci_high"]].max(axis=1) if intervals and "ci_high" in data_.columns \
         else data_[value]

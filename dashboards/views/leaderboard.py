@@ -1,6 +1,7 @@
 """Leaderboard: runs on one chosen metric as a sorted chart first (with the 95 % interval of each run's difference
-to the best run when mart_run_comparison has the pair), metric-vs-k curves, then the sortable tables: retrieval,
-generation and judged (every count per metric), filterable by dataset and by run."""
+to its family's best run and the runs tied with the best, mart_run_vs_best, at any count of runs), each run against
+the best as a table, metric-vs-k curves, then the sortable tables: retrieval, generation and judged (every count per
+metric), filterable by dataset and by run."""
 
 import sys
 from pathlib import Path
@@ -38,9 +39,10 @@ def run_filter(run_ids: list[str], key: str) -> list[str]:
     return picked or run_ids
 
 
-def ranked(frame: pl.DataFrame, metric: str, title: str, leader_interval: pl.DataFrame | None = None,
-           compare: dict[str, str] | None = None) -> None:
-    """The runs on one metric, best first, as a chart; the best run's number as a tile."""
+def ranked(frame: pl.DataFrame, metric: str, title: str, versus: pl.DataFrame | None = None,
+           compare: dict[str, str] | None = None, key: str = "") -> None:
+    """The runs on one metric, best first, as a chart; the best run's number as a tile; with `versus`
+    (data.versus_best), each run's interval against its family's best and the tied ones marked, then the table."""
     scored = frame.filter(pl.col(metric).is_not_null())
     if scored.is_empty():
         st.info(f"No run of this selection has a {metric_labels.get(metric, metric)} value.")
@@ -55,11 +57,12 @@ def ranked(frame: pl.DataFrame, metric: str, title: str, leader_interval: pl.Dat
     chart_frame = chart_frame.with_columns(
         pl.when(duplicated).then(pl.format("{} ({})", "run", "run_id")).otherwise("run").alias("run"))
     intervals = False
-    if leader_interval is not None and not leader_interval.is_empty():
-        best = chart_frame["mean"][0]
+    versus = versus.filter(pl.col("run_id").is_in(scored["run_id"].to_list())) if versus is not None else None
+    if versus is not None and not versus.is_empty():
+        # drawn where the best would be: its mean + the interval of (run − best); display arithmetic only
         chart_frame = chart_frame.join(
-            leader_interval.select("run_id", (pl.col("ci_low") + best).alias("ci_low"),
-                                   (pl.col("ci_high") + best).alias("ci_high"), "p_randomization"),
+            versus.select("run_id", (pl.col("ci_low") + pl.col("best_mean")).alias("ci_low"),
+                          (pl.col("ci_high") + pl.col("best_mean")).alias("ci_high"), "p_holm", "tied_with_best"),
             on="run_id", how="left")
         intervals = chart_frame["ci_low"].is_not_null().any()
     top = scored.row(0, named=True)
@@ -76,10 +79,19 @@ def ranked(frame: pl.DataFrame, metric: str, title: str, leader_interval: pl.Dat
             ui.page_link("run_vs_run", f"{data.run_label(labels, r['run_id'])} vs the best",
                          {"a": r["run_id"], "b": top["run_id"], "metric": metric, **compare},
                          icon=":material/compare_arrows:")
-    if intervals:
-        st.caption("Black rule: the best run's mean + the 95 % bootstrap interval of (this run − the best run) "
-                   "over the questions both answered (mart_run_comparison). A rule that does not reach the best "
-                   "run's value is a gap the data supports; one that does is not.")
+    if versus is not None and not versus.is_empty():
+        st.caption("Black rule: the best run's mean + the 95 % bootstrap interval of (this run − the best run) over "
+                   "the questions both were scored on; the best is the family's (the dataset's runs of this kind on "
+                   "this metric). A rule that does not reach the best run's value is a gap the data supports. "
+                   "Tied: Tukey's HSD cannot tell the run from the best (mart_run_vs_best).")
+        ui.show_dataframe(versus.with_columns(
+            pl.col("run_id").map_elements(lambda r: labels.get(r, r), return_dtype=pl.String).alias("run"),
+            pl.when(pl.col("tied_with_best")).then(pl.lit("tied with the best")).otherwise(pl.lit(""))
+            .alias("vs_best"))
+            .select("run", "vs_best", "mean", "delta_vs_best", "ci_low", "ci_high", "p_randomization", "p_holm",
+                    "p_tukey", "rank_in_family", "n_runs_in_family", "n_questions_shared", "best_run_id",
+                    "best_mean", "dataset", "run_id"),
+            key=f"{key}_vs_best")
 
 
 # ---------------------------------------------------------------------------------------------------- retrieval
@@ -113,11 +125,10 @@ else:
         # the granularity the metric's values are at on this board: its own for doc_rec / page_rec
         metric_granularity = data.board_metric_granularity(home, metric, granularity) or granularity
         title = f"{metric_labels.get(metric, metric)}@{k} ({metric_granularity} level)"
-        best = board.filter(pl.col(metric).is_not_null()).sort(metric, descending=higher_is_better.get(metric, True))
-        interval = (data.compared_to(home, best["run_id"][0], metric, metric_granularity, k)
-                    if best.height > 1 else None)
+        versus = data.versus_best(home, "retrieval", metric, metric_granularity, k, chosen)
         st.subheader(title)
-        ranked(board, metric, title, interval, compare={"granularity": metric_granularity, "k": str(k)})
+        ranked(board, metric, title, versus, compare={"granularity": metric_granularity, "k": str(k)},
+               key="retrieval")
         curves = data.retrieval_metric_by_k(home, metric, granularity, chosen)
         if curves is not None and curves.filter(pl.col("run_id").is_in(shown_runs))["k"].n_unique() > 1:
             curves = curves.filter(pl.col("run_id").is_in(shown_runs)).with_columns(
@@ -165,7 +176,8 @@ else:
     lexical = data.metric_names(home, "lexical")
     lexical_metric = ui.pick("Metric", lexical, key="generation_metric", param="generation_metric",
                              default="rouge_l", format_func=lambda m: metric_labels.get(m, m))
-    ranked(generation, lexical_metric, metric_labels.get(lexical_metric, lexical_metric), compare={})
+    ranked(generation, lexical_metric, metric_labels.get(lexical_metric, lexical_metric),
+           data.versus_best(home, "generation", lexical_metric, None, None, chosen), compare={}, key="generation")
     st.caption("Lexical metrics, mean over scored answers (mart_generation_leaderboard); numeric_match over "
                "questions with a numeric gold.")
     ui.show_dataframe(generation.with_columns(
@@ -185,7 +197,7 @@ else:
                             default="correctness", format_func=lambda m: metric_labels.get(m, m))
     at_metric = judged.filter(pl.col("metric") == judged_metric).rename({"judge_run_id": "run_id"})
     ranked(at_metric.rename({"mean": judged_metric}), judged_metric, metric_labels.get(judged_metric, judged_metric),
-           compare={})
+           data.versus_best(home, "judge", judged_metric, None, None, chosen), compare={}, key="judged")
     all_failed = at_metric.filter(pl.col("all_failed"))
     for r in all_failed.iter_rows(named=True):
         st.warning(f"Every {judged_metric} judgment of {r['run_id']} failed ({r['n_failed']}): no mean. The "

@@ -18,6 +18,8 @@ PAGES = [
     ("heatmap.py", "Topic × task", "OmniEval's topic × task matrix for any metric of any run"),
     ("slices.py", "Slices", "DocRec@k / PageRec@k and any metric by doc type, question type…, with the oracle gap"),
     ("run_vs_run.py", "Run vs run", "per-question differences of two runs, and the questions that flipped"),
+    ("sweeps.py", "Sweeps", "a sweep's parameters × a metric: each value's mean with its interval, the best setting, "
+     "the runs tied with the best"),
     ("judge_agreement.py", "Judge agreement", "LLM judges against human labels: confusion matrix, accuracy, kappa"),
     ("drilldown.py", "Drill-down", "why did this question fail: first gold ranks, chunks hit / miss / in prompt, "
      "answers, judge verdicts and rationales"),

@@ -1,7 +1,8 @@
 """One warehouse home for the dashboard tests, built through the real CLI, once per test session (also across
 pytest-xdist workers: the first builds it under a file lock, the others reuse it).
 
-- demo_synthetic: `finrag synth` (2 companies) → ingest → chunk 256/32 → bm25 full + bm25 oracle_page → answers
+- demo_synthetic: `finrag synth` (2 companies) → ingest → chunk 256/32 → bm25 full + bm25 oracle_page → a sweep of
+  chunk size 128 / 256 x bm25 / keywords (its baseline the bm25 run) → answers
   closed-book and RAG against tests/support/fake_llm.py (the RAG run answers one question with its gold answer, so
   run vs run has a flip). The synthetic corpus carries no OmniEval labels: its questions are re-landed (same load id,
   through the lake API) with a topic path from the OmniEval seed and a task, as an OmniEval-style load would carry
@@ -49,6 +50,17 @@ TOPIC_TASKS = [
     (["投资", "股票市场"], "extractive"),
 ]
 
+SWEEP_GRID = f"""\
+dataset: {DATASET}
+fixed:
+  k: 5
+  chunk_overlap: 32
+parameters:
+  chunk_size: [128, 256]
+  retriever: [bm25, keywords]
+baseline: {{chunk_size: 256, retriever: bm25}}
+"""
+
 
 @dataclass(frozen=True)
 class DashHome:
@@ -94,6 +106,11 @@ def build(root: Path) -> dict:
     bm25 = fin("retrieve", "--retriever", "bm25", "--dataset", DATASET, "--k", "5").strip()
     oracle = fin("retrieve", "--retriever", "bm25", "--dataset", DATASET, "--k", "5", "--condition",
                  "oracle_page").strip()
+    # a small sweep (no model to load): 2 chunk sizes x BM25 / keyword expansion, its baseline the bm25 run above
+    # (the same configuration: the sweep skips it), for the sweep page
+    grid = root / "sweep.yaml"
+    grid.write_text(SWEEP_GRID)
+    sweep = fin("sweep", str(grid)).strip()
     q0 = questions.row(0, named=True)
     gold = q0["reference_answers"][0]
 
@@ -123,7 +140,7 @@ def build(root: Path) -> dict:
                         env=env)
     judge_run = judge_out.strip()
     fin("build", *BUILD_ARGS)
-    return {"bm25": bm25, "oracle": oracle, "closed": closed, "rag": rag, "judge": judge_run,
+    return {"bm25": bm25, "oracle": oracle, "closed": closed, "rag": rag, "judge": judge_run, "sweep": sweep,
             "flip_question": q0["question_id"], "fb_runs": list(FB_RUNS), "judged_run": JUDGED_RUN}
 
 

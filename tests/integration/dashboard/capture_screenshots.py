@@ -32,6 +32,7 @@ PAGES = [  # (file name, url path, a text that says the page is drawn)
     ("heatmap", "heatmap", "Topic × task"),
     ("slices", "slices", "Any metric by"),
     ("run_vs_run", "run_vs_run", "Per-question differences"),
+    ("dashboard-sweeps", "sweeps?metric=page_rec", "The sweep's runs"),
     ("judge_agreement", "judge_agreement", "Where the judge and the humans disagree"),
     ("drilldown", "drilldown", "Answers"),
     ("judged", "judged", "By slice"),

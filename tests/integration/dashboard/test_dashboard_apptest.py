@@ -77,6 +77,17 @@ def test_leaderboard(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
     # the way to "why": the run behind links to run vs run against the best one
     compare = [m.value for m in at.markdown if "run_vs_run?" in m.value]
     assert any(f"a={dash.facts['bm25']}&b={best['run_id']}&metric=ndcg&granularity=page&k=5" in c for c in compare)
+    # each run against its family's best at any count of runs (mart_run_vs_best): interval, p, Holm, tied marker
+    versus = mart(dash.home, "mart_run_vs_best").filter(
+        (pl.col("run_kind") == "retrieval") & (pl.col("metric") == "ndcg") & (pl.col("granularity") == "page")
+        & (pl.col("k") == 5))
+    shown_vs = next(rows for rows in frames_with(at, "vs_best") if any(r["run_id"] == best["run_id"] for r in rows))
+    assert sorted(r["run_id"] for r in shown_vs) == sorted(versus["run_id"]) and len(shown_vs) == 5
+    for r in shown_vs:
+        v = versus.filter(pl.col("run_id") == r["run_id"]).row(0, named=True)
+        assert (r["vs_best"] == "tied with the best") == v["tied_with_best"] and r["best_run_id"] == best["run_id"]
+        for column in ("delta_vs_best", "ci_low", "ci_high", "p_holm", "p_tukey"):
+            assert pd.isna(r[column]) if v[column] is None else r[column] == pytest.approx(v[column]), column
     generation = mart(dash.home, "mart_generation_leaderboard")
     rag = row_of(frame_rows(at, "retrieval_run_id"), run_id=dash.facts["rag"])
     assert rag["exact_match"] == pytest.approx(generation.filter(
@@ -292,20 +303,64 @@ def test_drilldown_shows_judge_verdicts_for_linked_runs(dash: DashHome, monkeypa
                          "judge_run_id": dash.facts["judge"]}]
 
 
+def test_sweeps(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fixture's sweep (2 chunk sizes x bm25 / keywords, the bm25 run its baseline) on PageRec@5: a chart per
+    parameter, the best value per parameter and the runs with their setting, the tied ones marked, as the sweep
+    marts hold them."""
+    sweep = dash.facts["sweep"]
+    monkeypatch.setenv("FINRAG_HOME", str(dash.home))
+    at = AppTest.from_file(str(PAGES_DIR / "sweeps.py"), default_timeout=60)
+    at.query_params.update({"sweep": sweep, "metric": "page_rec", "k": "5"})
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert [t.value for t in at.title] == ["Sweeps"]
+    assert at.selectbox(key="sweep").value == sweep and at.selectbox(key="metric").value == "page_rec"
+    assert at.selectbox(key="granularity").value == "page"  # PageRec exists at page level only
+    effects = mart(dash.home, "mart_sweep_parameter_effects").filter(
+        (pl.col("sweep_id") == sweep) & (pl.col("metric") == "page_rec") & (pl.col("k") == 5))
+    assert set(effects["parameter"]) == {"chunk_size", "retriever"}
+    assert len(at.get("vega_lite_chart")) == 2  # one chart per parameter
+    best = {r["parameter"]: r for r in table(at, 0)}
+    for r in effects.filter(pl.col("is_best_value")).iter_rows(named=True):
+        assert best[r["parameter"]]["best value"] == r["value"] and best[r["parameter"]]["mean"] == fmt(r["mean"])
+    # the runs: every run of the sweep, its setting and mean; tied with the best exactly where the mart says so
+    results = mart(dash.home, "mart_sweep_run_results").filter(
+        (pl.col("sweep_id") == sweep) & (pl.col("metric") == "page_rec") & (pl.col("k") == 5))
+    rows = {r["run_id"]: r for r in table(at, 1)}
+    assert set(rows) == set(results["run_id"]) and len(rows) == 4
+    for r in results.iter_rows(named=True):
+        shown = rows[r["run_id"]]
+        assert (shown["setting"], shown["mean"]) == (r["setting"], fmt(r["mean"]))
+        assert (shown["tied with the best"] == "✓ tied") == r["tied_with_best"]
+        assert shown["Δ best"] == ("—" if r["delta_vs_best"] is None else fmt(r["delta_vs_best"]))
+    baseline = rows[dash.facts["bm25"]]  # the bm25 run the sweep found landed: its baseline and best
+    assert baseline["setting"] == "chunk_size=256, retriever=bm25" and "baseline" in baseline["role"]
+    assert results["tied_with_best"].any() and not results["tied_with_best"].all()  # the fixture has both
+    shown = {m.label: m.value for m in at.metric}
+    top = results.filter(pl.col("is_best_in_sweep")).row(0, named=True)
+    assert shown[f"Best of the sweep: {top['setting']}  ({top['run_id']})"] == fmt(top["mean"])
+
+
+def test_sweeps_without_a_sweep_says_how_to_make_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    at = run_page(tmp_path, "sweeps", monkeypatch)
+    assert any("finrag" in i.value for i in at.info), [i.value for i in at.info]
+
+
 def test_app_navigates_every_page(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FINRAG_HOME", str(dash.home))
     at = AppTest.from_file(str(PROJECT / "dashboards" / "app.py"), default_timeout=60).run()
     assert not at.exception and at.title[0].value == "FinRAG Warehouse"
     # what the lake holds (what `finrag ls` prints), then the published marts
     lake = {r["dataset"]: r for r in table(at, 0)}
-    assert (lake["demo_synthetic"]["n_retrieval_runs"], lake["financebench"]["n_judge_runs"]) == ("2", "1")
+    # bm25, oracle_page and the sweep's three new runs
+    assert (lake["demo_synthetic"]["n_retrieval_runs"], lake["financebench"]["n_judge_runs"]) == ("5", "1")
     assert {r["run_id"] for r in frame_rows(at, "kind")} >= {dash.facts["bm25"], dash.facts["judge"]}
     published = {r["model"]: r["rows"] for r in table(at, 1)}
     manifest = json.loads((dash.home / "exports" / "marts" / "_manifest.json").read_text())
     assert published == {m["name"]: str(m["rows"]) for m in manifest["models"]}
     titles = {"heatmap": "Topic × task", "slices": "Slices", "run_vs_run": "Run vs run",
               "judge_agreement": "Judge agreement", "drilldown": "Drill-down", "leaderboard": "Leaderboard",
-              "judged": "Judged answers", "qa_generation": "QA generation", "costs": "Costs"}
+              "judged": "Judged answers", "qa_generation": "QA generation", "costs": "Costs", "sweeps": "Sweeps"}
     for page, title in titles.items():
         at.switch_page(f"views/{page}.py").run()
         assert not at.exception, (page, [e.value for e in at.exception])

@@ -48,6 +48,9 @@ def page_expectations(dash: DashHome) -> dict[str, tuple[dict[str, str], list[st
     question = mart(home, "dim_questions").filter(pl.col("question_id") == f["flip_question"]).row(0, named=True)
     calls = mart(home, "mart_llm_costs")["n_calls"].sum()
     worst = mart(home, "mart_answer_file_scores").filter(pl.col("correctness") == 0)["question_id"].min()
+    swept = mart(home, "mart_sweep_run_results").filter(
+        (pl.col("sweep_id") == f["sweep"]) & (pl.col("metric") == "page_rec") & (pl.col("k") == 5))
+    sweep_best = swept.filter(pl.col("is_best_in_sweep")).row(0, named=True)
     return {
         "leaderboard": ({"metric": "page_rec", "generation_metric": "exact_match"},
                         [f["bm25"], f["rag"], f["judge"], "bm25 · full · k=5 · split test", "PageRec@5 (page level)",
@@ -68,6 +71,9 @@ def page_expectations(dash: DashHome) -> dict[str, tuple[dict[str, str], list[st
                     f"{worst} — correctness 0.0000"]),
         "qa_generation": ({}, ["No data: no QA-generation run", "finrag generate-qa --dataset demo_synthetic"]),
         "costs": ({}, ["LLM calls", f"{calls:,}", "Per job run", "Latency per call", f["judged_run"], "fake-model"]),
+        "sweeps": ({"sweep": f["sweep"], "metric": "page_rec", "k": "5"},
+                   ["Parameters × PageRec@5 (page level)", "The best setting per parameter", sweep_best["run_id"],
+                    fmt(sweep_best["mean"]), "✓ tied"]),
     }
 
 
@@ -143,7 +149,7 @@ def test_three_clicks_from_the_leaderboard_to_why_a_question_failed(dash: DashHo
         open_page(browser, f"{server.url}/leaderboard?metric=ndcg&granularity=page",
                   ["Why is a run behind?", "nDCG@5 (page level)", f"({f['bm25']}) vs the best"])
         WebDriverWait(browser, 30).until(lambda d: d.find_element(
-            By.XPATH, "//a[contains(., 'bm25 · full · k=5') and contains(., 'vs the best')]")).click()
+            By.XPATH, f"//a[contains(., '({f['bm25']}) vs the best')]")).click()  # the sweep has bm25 runs too
         # 1 ^
         body = wait_for_texts(browser, ["Is B better than A?", "Why did it flip?"], what="run vs run")
         assert f"a={f['bm25']}" in browser.current_url and f"b={f['oracle']}" in browser.current_url
@@ -159,5 +165,36 @@ def test_three_clicks_from_the_leaderboard_to_why_a_question_failed(dash: DashHo
         browser.find_elements(By.XPATH, "//summary[contains(., 'Full texts of the')]")[0].click()  # 3
         wait_for_texts(browser, ["#1 ", "TARNWICK"], what="the full texts")
         screenshot(browser, "walkthrough_full_texts")
+    finally:
+        server.stop()
+
+
+def test_the_sweep_page_marks_the_runs_tied_with_the_best(dash: DashHome, browser: webdriver.Chrome,
+                                                            tmp_path: Path) -> None:
+    """The fixture's sweep on PageRec@5: every run of the sweep in the runs table with its setting and mean, the runs
+    tied with the family's best marked (and only those: the fixture has both), the best value per parameter."""
+    f = dash.facts
+    runs = mart(dash.home, "mart_sweep_run_results").filter(
+        (pl.col("sweep_id") == f["sweep"]) & (pl.col("metric") == "page_rec") & (pl.col("k") == 5))
+    effects = mart(dash.home, "mart_sweep_parameter_effects").filter(
+        (pl.col("sweep_id") == f["sweep"]) & (pl.col("metric") == "page_rec") & (pl.col("k") == 5)
+        & pl.col("is_best_value"))
+    server = Dashboard(dash.home, tmp_path / "dashboard.log")
+    try:
+        params = urlencode({"sweep": f["sweep"], "metric": "page_rec", "k": "5"})
+        open_page(browser, f"{server.url}/sweeps?{params}", ["The sweep's runs", *runs["run_id"]])
+        table = browser.find_elements(By.CSS_SELECTOR, '[data-testid="stTable"]')[-1]
+        rows = {r.find_elements(By.TAG_NAME, "td")[0].text: [c.text.strip() for c in r.find_elements(By.TAG_NAME, "td")]
+                for r in table.find_elements(By.CSS_SELECTOR, "tbody tr")}
+        assert set(rows) == set(runs["run_id"]) and len(rows) == 4
+        for r in runs.iter_rows(named=True):
+            cells = rows[r["run_id"]]
+            assert cells[1:4] == [r["setting"], "✓ tied" if r["tied_with_best"] else "", fmt(r["mean"])]
+        assert runs["tied_with_best"].any() and not runs["tied_with_best"].all()
+        assert "chunk_size=256, retriever=bm25" in rows[f["bm25"]]  # the bm25 run is the sweep's baseline
+        best = browser.find_elements(By.CSS_SELECTOR, '[data-testid="stTable"]')[0].text
+        for e in effects.iter_rows(named=True):
+            assert f"{e['parameter']}" in best and fmt(e["mean"]) in best
+        screenshot(browser, "sweeps")
     finally:
         server.stop()

@@ -19,7 +19,7 @@ from support.paths import PROJECT
 from support.published import read_mart
 
 PAGES = ("overview", "leaderboard", "heatmap", "slices", "run_vs_run", "judge_agreement", "drilldown", "judged",
-         "qa_generation", "costs")
+         "qa_generation", "costs", "sweeps")
 
 
 def model_exists(name: str) -> bool:
@@ -106,7 +106,10 @@ def test_retrieved_chunks_hits_match_the_gold_pages(dash: DashHome) -> None:
     chunks = data.retrieved_chunks(dash.home, DATASET, qid)
     got = {(r["run_id"], r["rank"]): r["chunk_hit"] for r in chunks.iter_rows(named=True)}
     assert got == expected and any(got.values()) and chunks["text"].null_count() == 0
-    assert set(chunks["run_id"]) == {dash.facts["bm25"], dash.facts["oracle"]}
+    # bm25, oracle_page and the sweep's three new runs
+    sweep_runs = set(read_mart(dash.home, "mart_sweep_runs")["run_id"])
+    assert set(chunks["run_id"]) == {dash.facts["bm25"], dash.facts["oracle"]} | sweep_runs
+    assert len(sweep_runs - {dash.facts["bm25"]}) == 3
     # doc hits: the chunk's document is the gold document
     assert chunks.filter(pl.col("doc_hit"))["doc_id"].unique().to_list() == sorted({d for d, _ in gold})
     # page-level qrels: a chunk hits exactly when it covers a gold page; ours are ranked by rank
@@ -213,9 +216,19 @@ def test_exposures_in_dbt_docs_and_no_publish(dash: DashHome) -> None:
     # run vs run: the pairs' statistics and their questions, both over the one selection and pairing of runs
     assert deps["dashboard_run_vs_run"] == {"model.finrag.mart_run_comparison", "model.finrag.mart_run_pair_questions",
                                             "model.finrag.dim_runs", "model.finrag.mart_datasets"}
-    for mart in ("mart_run_comparison", "mart_run_pair_questions"):
-        assert "model.finrag.int_run_pair_scores" in manifest["parent_map"][f"model.finrag.{mart}"]
-    assert "model.finrag.int_run_pairs" in manifest["parent_map"]["model.finrag.int_run_pair_scores"]
+    # the statistics once per pair (fct_run_comparisons), the questions (int_run_pair_scores): both over
+    # int_run_pairs' one selection of pairs
+    assert "model.finrag.fct_run_comparisons" in manifest["parent_map"]["model.finrag.mart_run_comparison"]
+    assert "model.finrag.int_run_pair_scores" in manifest["parent_map"]["model.finrag.mart_run_pair_questions"]
+    for model in ("fct_run_comparisons", "int_run_pair_scores"):
+        assert "model.finrag.int_run_pairs" in manifest["parent_map"][f"model.finrag.{model}"]
+    # the leaderboard's "vs the best" and the sweep page: mart_run_vs_best, the sweep's runs joined to it in a mart
+    assert "model.finrag.mart_run_vs_best" in deps["dashboard_leaderboard"]
+    assert "model.finrag.mart_run_comparison" not in deps["dashboard_leaderboard"]
+    assert deps["dashboard_sweeps"] >= {"model.finrag.mart_sweep_runs", "model.finrag.mart_sweep_parameter_effects",
+                                        "model.finrag.mart_sweep_run_results"}
+    assert {"model.finrag.mart_sweep_runs", "model.finrag.mart_run_vs_best"} <= set(
+        manifest["parent_map"]["model.finrag.mart_sweep_run_results"])
     assert (home / "exports" / "marts" / "_manifest.json").read_text() == manifest_before
 
 
@@ -237,18 +250,56 @@ def test_granularities_finest_first_with_data(dash: DashHome) -> None:
     assert data.retrieval_granularities(dash.home, ["financebench"]) == []
 
 
-def test_comparison_to_the_leader_is_oriented_run_minus_leader(dash: DashHome) -> None:
+def test_versus_best_is_the_mart_oriented_run_minus_best(dash: DashHome) -> None:
+    """The leaderboard's "vs the best": mart_run_vs_best's rows of every run of the family, uncapped - the best
+    run tied with itself and without a difference, the others run − best (the oracle-page run is best on nDCG)."""
     f = dash.facts
-    pairs = data.compared_to(dash.home, f["oracle"], "ndcg", "page", 5)
-    assert pairs["run_id"].to_list() == [f["bm25"]]  # once, whichever way round the mart holds the pair
-    mart = read_mart(dash.home, "mart_run_comparison").filter(
+    rows = data.versus_best(dash.home, "retrieval", "ndcg", "page", 5, [DATASET])
+    mart = read_mart(dash.home, "mart_run_vs_best").filter(
         (pl.col("metric") == "ndcg") & (pl.col("granularity") == "page") & (pl.col("k") == 5)
-        & (pl.col("run_a") == f["bm25"]) & (pl.col("run_b") == f["oracle"])).row(0, named=True)
-    got = pairs.row(0, named=True)
-    assert got["delta"] == pytest.approx(-mart["delta"]) and got["delta"] < 0
-    assert (got["ci_low"], got["ci_high"]) == pytest.approx((-mart["ci_high"], -mart["ci_low"]))
-    back = data.compared_to(dash.home, f["bm25"], "ndcg", "page", 5).row(0, named=True)
-    assert back["delta"] == pytest.approx(mart["delta"])
+        & (pl.col("dataset") == DATASET))
+    assert sorted(rows["run_id"]) == sorted(mart["run_id"]) and rows.height == 5  # bm25, oracle, the sweep's 3
+    assert rows["rank_in_family"].to_list() == sorted(rows["rank_in_family"])
+    best = rows.row(0, named=True)
+    assert (best["run_id"], best["is_best"], best["tied_with_best"], best["delta_vs_best"]) == (
+        f["oracle"], True, True, None)
+    bm25 = rows.filter(pl.col("run_id") == f["bm25"]).row(0, named=True)
+    pair = read_mart(dash.home, "mart_run_comparison").filter(
+        (pl.col("metric") == "ndcg") & (pl.col("granularity") == "page") & (pl.col("k") == 5)
+        & (pl.col("run_a") == f["oracle"]) & (pl.col("run_b") == f["bm25"])).row(0, named=True)
+    assert bm25["best_run_id"] == f["oracle"] and bm25["delta_vs_best"] < 0
+    assert (bm25["delta_vs_best"], bm25["ci_low"], bm25["ci_high"], bm25["p_holm"]) == pytest.approx(
+        (pair["delta"], pair["ci_low"], pair["ci_high"], pair["p_holm"]))
+    assert bm25["tied_with_best"] == pair["tied_with_best"]
+    assert data.versus_best(dash.home, "retrieval", "ndcg", "page", 5, ["financebench"]).is_empty()
+
+
+def test_sweep_run_results_are_the_sweep_runs_with_their_vs_best_rows(dash: DashHome) -> None:
+    """mart_sweep_run_results (what the sweep page lists) holds each sweep run's mart_sweep_runs row with its
+    mart_run_vs_best row, and its comparison with the sweep's baseline."""
+    sweep, baseline = dash.facts["sweep"], dash.facts["bm25"]
+    runs = data.sweep_run_results(dash.home, sweep, "page_rec", "page", 5)
+    sweep_runs = read_mart(dash.home, "mart_sweep_runs").filter(
+        (pl.col("sweep_id") == sweep) & (pl.col("metric") == "page_rec") & (pl.col("k") == 5))
+    versus = read_mart(dash.home, "mart_run_vs_best").filter((pl.col("metric") == "page_rec") & (pl.col("k") == 5))
+    assert sorted(runs["run_id"]) == sorted(sweep_runs["run_id"]) and runs.height == 4
+    for r in runs.iter_rows(named=True):
+        own = sweep_runs.filter(pl.col("run_id") == r["run_id"]).row(0, named=True)
+        vs = versus.filter(pl.col("run_id") == r["run_id"]).row(0, named=True)
+        assert (r["setting"], r["mean"], r["is_best_in_sweep"]) == (own["setting"], own["mean"], own["is_best_run"])
+        assert (r["best_run_id"], r["tied_with_best"], r["p_tukey"]) == (vs["best_run_id"], vs["tied_with_best"],
+                                                                         vs["p_tukey"])
+        assert r["baseline_run_id"] == baseline
+        if r["run_id"] == baseline:
+            assert r["is_baseline"] and r["delta_vs_baseline"] is None
+        else:
+            pair = read_mart(dash.home, "mart_run_comparison").filter(
+                (pl.col("run_a") == baseline) & (pl.col("run_b") == r["run_id"]) & (pl.col("metric") == "page_rec")
+                & (pl.col("k") == 5)).row(0, named=True)
+            assert r["delta_vs_baseline"] == pytest.approx(pair["delta"])
+    effects = data.sweep_parameter_effects(dash.home, sweep, "page_rec", "page", 5)
+    assert effects.filter(pl.col("parameter") == "chunk_size")["value"].to_list() == ["128", "256"]
+    assert data.sweeps(dash.home).rows() == [(sweep, DATASET, "retrieval")]
 
 
 def test_metric_against_k(dash: DashHome) -> None:
@@ -270,7 +321,8 @@ def test_empty_states_name_the_real_cause(dash: DashHome, tmp_path: Path) -> Non
     assert "no judge run" in reason and "finrag judge" in command
     counts = data.dataset_counts(dash.home)
     synthetic = counts.filter(pl.col("dataset") == DATASET).row(0, named=True)
-    assert synthetic["n_retrieval_runs"] == 2 and synthetic["n_answer_runs"] == 2 and synthetic["n_pages"] > 0
+    # bm25, oracle_page and the sweep's three new runs
+    assert synthetic["n_retrieval_runs"] == 5 and synthetic["n_answer_runs"] == 2 and synthetic["n_pages"] > 0
     assert counts.filter(pl.col("dataset") == "financebench")["n_judge_runs"].item() == 1
 
 
@@ -306,11 +358,12 @@ def test_finrag_ls_prints_the_published_marts(dash: DashHome, tmp_path: Path) ->
     datasets = {d["dataset"]: d for d in out["datasets"]}
     synthetic = datasets[DATASET]
     assert (synthetic["n_questions"], synthetic["n_with_reference"], synthetic["n_retrieval_runs"],
-            synthetic["n_answer_runs"], synthetic["n_judge_runs"]) == (12, 12, 2, 2, 0)
+            synthetic["n_answer_runs"], synthetic["n_judge_runs"]) == (12, 12, 5, 2, 0)
     assert (datasets["financebench"]["n_pages"], datasets["financebench"]["n_judge_runs"]) == (0, 1)
     runs = {r["run_id"]: r for r in out["runs"]}
     f = dash.facts
-    assert {f["bm25"], f["oracle"], f["closed"], f["rag"], f["judge"], *f["fb_runs"]} == set(runs)
+    sweep_runs = set(read_mart(dash.home, "mart_sweep_runs")["run_id"])
+    assert {f["bm25"], f["oracle"], f["closed"], f["rag"], f["judge"], *f["fb_runs"]} | sweep_runs == set(runs)
     assert (runs[f["bm25"]]["kind"], runs[f["bm25"]]["label"]) == ("retrieval", "bm25 · full · k=5 · split test")
     assert (runs[f["judge"]]["kind"], runs[f["judge"]]["dataset"]) == ("judge", "financebench")
     table = run_finrag(dash.home, "ls").stdout
