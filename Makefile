@@ -33,10 +33,11 @@ dashboard: $(STAMP)
 test: lint test-deps
 	HF_HUB_OFFLINE=1 $(VENV)/bin/pytest $(PYTEST_ARGS) --durations=25
 
-# The fast tier (a few minutes): the in-process library tests, then dbt's unit tests (the hand-worked cases of the
-# SQL) in a scratch home - an empty lake, so every model builds empty and no data test has data to check.
+# The fast tier (a few minutes): the in-process library tests but those that embed text or train a model (marked
+# slow), then dbt's unit tests (the hand-worked cases of the SQL) in a scratch home - an empty lake, so every model
+# builds empty and no data test has data to check.
 test-fast: $(STAMP)
-	HF_HUB_OFFLINE=1 $(VENV)/bin/pytest $(PYTEST_ARGS) tests/unit --durations=10
+	HF_HUB_OFFLINE=1 $(VENV)/bin/pytest $(PYTEST_ARGS) -m "not slow" tests/unit --durations=10
 	@fast_home=$$(mktemp -d) && trap 'rm -rf "$$fast_home"' EXIT && \
 	FINRAG_HOME=$$fast_home $(VENV)/bin/finrag build --quiet --no-publish --unit-tests --exclude-resource-type test && \
 	echo "dbt unit tests passed"

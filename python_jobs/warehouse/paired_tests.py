@@ -177,7 +177,11 @@ def _tukey_log_sf(k: int, df: float):
     from scipy.stats import studentized_range
 
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # scipy's integration deep in the tail
+        from scipy.integrate import IntegrationWarning
+
+        # scipy's integration deep in the tail, where the grid stops anyway
+        warnings.simplefilter("ignore", RuntimeWarning)
+        warnings.simplefilter("ignore", IntegrationWarning)
         # the top of the grid: sf below the floor - or no longer halving as q doubles, where scipy's integration
         # reaches its own noise (~1e-11 for many runs and df near 100,000) and would never get there
         q_max, previous = 8.0, 1.0
