@@ -1,4 +1,4 @@
-"""Sweeps (`finrag sweep GRID.yaml`): one sweep on one metric - per parameter, each value's mean over the sweep's runs
+"""Sweeps (`finrag sweep <grid>.yaml`): one sweep on one metric - per parameter, each value's mean over the sweep's runs
 with its interval and the best value (mart_sweep_parameter_effects), then the sweep's runs with their setting and
 mean, the ones statistically tied with the best marked (mart_sweep_run_results)."""
 

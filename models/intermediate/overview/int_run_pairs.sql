@@ -173,8 +173,14 @@ pairs as (
         max(case when reason = 'baseline' then reference_run end) as baseline_run_id,
         max(case when reason = 'group' then 1 else 0 end) = 1 as is_group_pair
     from candidates
-    group by least(reference_run, other_run), greatest(reference_run, other_run), run_kind, dataset, metric,
-        granularity, k
+    group by
+        least(reference_run, other_run),
+        greatest(reference_run, other_run),
+        run_kind,
+        dataset,
+        metric,
+        granularity,
+        k
 
 ),
 
@@ -186,7 +192,10 @@ final as (
             pairs.run_a || '|' || pairs.run_b || '|' || pairs.metric || '|' || coalesce(pairs.granularity, '') || '|'
             || coalesce(cast(pairs.k as string), '')
         ) as pair_key,
-        md5({{ code_fingerprint('model.' ~ project_name ~ '.fct_run_comparisons') }} || '|' || stats_a.run_version || '|' || stats_b.run_version) as pair_version
+        md5(
+            {{ code_fingerprint('model.' ~ project_name ~ '.fct_run_comparisons') }}
+            || '|' || stats_a.run_version || '|' || stats_b.run_version
+        ) as pair_version
     from pairs
     inner join stats as stats_a
         on pairs.run_a = stats_a.run_id

@@ -30,7 +30,7 @@ ranked as (
                 case when metrics.higher_is_better then stats.mean end desc nulls last,
                 case when not metrics.higher_is_better then stats.mean end asc nulls last,
                 stats.n_questions desc,
-                stats.run_id
+                stats.run_id asc
         ) as rank_in_family
     from stats
     inner join metrics on stats.metric = metrics.metric
