@@ -177,9 +177,14 @@ def _tukey_log_sf(k: int, df: float):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # scipy's integration deep in the tail
-        q_max = 8.0
-        while not studentized_range.sf(q_max, k, df) <= _TUKEY_FLOOR:
-            q_max *= 2
+        q_max, sf_max = 8.0, studentized_range.sf(8.0, k, df)
+        while not sf_max <= _TUKEY_FLOOR:
+            # scipy's integration bottoms out above the floor for some (k, df) (~5e-12 at k 19, df 9481) and turns
+            # to NaN far out: stop where the survival stops falling, or the grid would reach infinity
+            sf_next = studentized_range.sf(2 * q_max, k, df)
+            if not sf_next < sf_max:
+                break
+            q_max, sf_max = 2 * q_max, sf_next
         # nodes even in log(1 + q): a few degrees of freedom give the survival a tail to q in the thousands
         x = np.log1p(q_max) * (1 - np.cos(np.linspace(0, np.pi, _TUKEY_GRID))) / 2
         sf = studentized_range.sf(np.expm1(x), k, df)
