@@ -76,6 +76,10 @@ _ON_DEMAND = """
         select run_id, run_kind, dataset, question_id, metric, granularity, k, value
         from fct_question_metric_scores
         where run_id in ($run_a, $run_b)
+            -- the filters asked for, here: each comparison left out is a bootstrap and a randomization test saved
+            and (len($metrics) = 0 or list_contains($metrics, metric))
+            and ($granularity is null or granularity = $granularity)
+            and (k is null or len($ks) = 0 or list_contains($ks, k))
     ),
     paired as (
         select scores_a.run_kind, scores_a.dataset, scores_a.metric, scores_a.granularity, scores_a.k,
@@ -148,19 +152,24 @@ _ON_DEMAND = """
 """
 
 
-def compare_on_demand(run_a: str, run_b: str) -> pl.DataFrame:
-    """Every metric's comparison of B with A (B - A) computed now from the published per-question scores, with the
-    functions the build registers (see the module docstring); the columns of mart_run_comparison."""
+def compare_on_demand(run_a: str, run_b: str, metrics: Sequence[str] = (), granularity: str | None = None,
+                      ks: Sequence[int] = ()) -> pl.DataFrame:
+    """The comparisons of B with A (B - A) computed now from the published per-question scores, with the functions
+    the build registers (see the module docstring): every metric, granularity and k, or those asked for (a k filters
+    retrieval rows only); the columns of mart_run_comparison."""
     _check_pair(run_a, run_b)
     settings = comparison_settings()
     with published_connection() as con:
         paired_tests.register_duckdb_functions(con)
         frame = con.sql(_ON_DEMAND, params={
-            "run_a": run_a, "run_b": run_b, "resamples": int(settings["resamples"]),
+            "run_a": run_a, "run_b": run_b, "metrics": list(metrics), "granularity": granularity,
+            "ks": [int(k) for k in ks], "resamples": int(settings["resamples"]),
             "sign_flips": int(settings["sign_flips"]), "seed": int(settings["seed"]),
             "level": float(settings["level"])}).pl()
     if frame.is_empty():
-        raise InputError(f"{run_a!r} and {run_b!r} share no scored question", field="run_b")
+        asked = metrics or granularity or ks
+        raise InputError(f"{run_a!r} and {run_b!r} share no scored question"
+                         + (" at the metrics, granularity and k asked for" if asked else ""), field="run_b")
     return frame
 
 
@@ -177,7 +186,8 @@ def run_comparison(run_a: str, run_b: str, metrics: Sequence[str] = (), granular
         where comparison.run_a = ? and comparison.run_b = ?
     """, [run_a, run_b])
     if frame.is_empty():
-        frame = compare_on_demand(run_a, run_b).select(*COLUMNS).with_columns(source=pl.lit("on demand"))
+        frame = (compare_on_demand(run_a, run_b, metrics, granularity, ks).select(*COLUMNS)
+                 .with_columns(source=pl.lit("on demand")))
     order = query_marts("select metric, display_order from dim_metrics")
     frame = (frame.join(order, on="metric", how="left")
              .with_columns(pl.col("granularity").replace_strict(list(GRANULARITIES), list(range(len(GRANULARITIES))),
