@@ -342,5 +342,9 @@ def register_spark_functions(spark) -> None:
         p = tukey_hsd_pvalue(*(s.astype("float64").to_numpy() for s in (mean_diff, mse, n_a, n_b, k, df)))
         return pd.Series(p).where(~np.isnan(p), None)
 
+    # as for paired_tests above: the hints pandas_udf evaluates, not this module's postponed strings
+    outcome_udf.__annotations__ = {"diffs": pd.Series, "directions": pd.Series, "return": pd.Series}
+    tukey_udf.__annotations__ = {**{p: pd.Series for p in ("mean_diff", "mse", "n_a", "n_b", "k", "df")},
+                                 "return": pd.Series}
     spark.udf.register("pair_outcome", pandas_udf(outcome_udf, "string"))
     spark.udf.register("tukey_hsd_p", pandas_udf(tukey_udf, "double"))

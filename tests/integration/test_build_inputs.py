@@ -47,7 +47,9 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[tu
     # the copy is the same code: nothing is recomputed, and every versioned model holds both runs
     assert after == before
     runs = sorted({run for _, run in after})
-    assert runs == sorted([dash.facts["bm25"], dash.facts["oracle"]])
+    # the home's retrieval runs: bm25, its oracle_page variant and the sweep's
+    landed = sorted(r for (r,) in warehouse_query(home, "select distinct run_id from stg_lake__retrieval_runs"))
+    assert runs == landed and {dash.facts["bm25"], dash.facts["oracle"]} <= set(runs) and len(runs) > 2
     assert {model for model, _ in after} == set(VERSIONED)
     return project, home, after, runs
 

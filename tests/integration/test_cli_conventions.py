@@ -13,7 +13,8 @@ from python_jobs.cli import VERBS, cli
 # the verbs that land something with an id (a run, a load, a training, a chunking, an index, a sweep)
 PRODUCING = {"ingest financebench", "ingest beir", "ingest trec-qrels", "ingest trec-run",
              "ingest financebench-answers", "chunk", "index", "retrieve", "answer", "import-answers", "judge",
-             "import-human-labels", "generate-qa", "import-inspection", "train-page-scorer", "sweep"}
+             "import-human-labels", "generate-qa", "import-inspection", "train-page-scorer", "sweep",
+             "ingest ragas", "ingest deepeval"}
 
 
 def every_verb() -> dict[str, click.Command]:

@@ -115,7 +115,7 @@ def test_fincolbert_run_and_graded_qrels_match_pytrec_eval(home, finrag, shared_
         finrag("ingest", "trec-run", str(run_csv), "--format", "financerag-csv", "--dataset", dataset,
                "--run-id", f"fincolbert_{name.lower()}", "--only-known-questions")
     # dim_metrics: the report's trec_eval measure names are the metric registry's
-    dbt_build(home, "--select", "+mart_retrieval_leaderboard", "dim_metrics", "--indirect-selection", "cautious")
+    dbt_build(home, "--select", "+mart_retrieval_leaderboard", "+dim_metrics", "--indirect-selection", "cautious")
 
     full_run = read_financerag_csv(run_csv)
     for name in FINANCERAG_DATASETS:
@@ -162,7 +162,7 @@ def test_random_runs_with_ties_match_pytrec_eval(home, finrag, tmp_path):
     finrag("ingest", "trec-qrels", str(qrels_path), "--dataset", "random_ties")
     for r, path in enumerate(run_paths):
         finrag("ingest", "trec-run", str(path), "--dataset", "random_ties", "--run-id", f"RAND{r}")
-    dbt_build(home, "--select", "+mart_retrieval_leaderboard", "dim_metrics", "--indirect-selection", "cautious")
+    dbt_build(home, "--select", "+mart_retrieval_leaderboard", "+dim_metrics", "--indirect-selection", "cautious")
     qrels = read_qrels(qrels_path)
     for r, path in enumerate(run_paths):
         run = read_trec_run(path)
