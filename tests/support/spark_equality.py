@@ -14,7 +14,7 @@ import duckdb
 import polars as pl
 
 # build state, not results: run_version hashes the lake partitions' landing times as each engine prints them
-NOT_COMPARED = {"run_version"}
+NOT_COMPARED = {"run_version", "pair_version"}  # pair_version: both runs' versions, and a build id for answer runs
 
 
 def duckdb_tables(home: Path) -> dict[str, pl.DataFrame]:

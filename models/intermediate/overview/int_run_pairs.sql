@@ -13,6 +13,10 @@
 -- fct_run_comparisons recomputes (a generation or judge run, summarised in every build, has the
 -- build's version, so its pairs are compared again in every build).
 
+-- A table, not a view: pair_version calls the registered function sql_function_version, and Spark refuses a
+-- persistent view over a session's temporary function.
+{{ config(materialized='table') }}
+
 {%- set named_pairs = var('run_comparison_pairs', []) or [] %}
 {%- set baselines = var('run_comparison_baselines', []) or [] %}
 
