@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -332,14 +333,20 @@ def test_a_landing_waits_while_a_build_reads_the_lake(home: Path) -> None:
     writer = subprocess.Popen([sys.executable, "-c", LANDING_SCRIPT, str(home)], cwd=PROJECT, text=True,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               env={**os.environ, "PYTHONPATH": str(PROJECT)})
+    said = ""
     try:
-        time.sleep(3)
+        # until the landing says it waits (its start-up alone can take seconds on a loaded machine), then a while
+        deadline = time.monotonic() + 120
+        while "waiting for the lake" not in said and time.monotonic() < deadline and writer.poll() is None:
+            if select.select([writer.stderr], [], [], 1.0)[0]:
+                said += writer.stderr.readline()
+        time.sleep(1)
         assert writer.poll() is None and Lake(home).partitions("documents") == []
     finally:
         plugin._lake_view.__exit__(None, None, None)  # the build ends
     out, err = writer.communicate(timeout=60)
     assert writer.returncode == 0 and out.strip() == "landed"
-    assert "waiting for the lake: another job is landing, or a build is reading the lake" in err
+    assert "waiting for the lake: another job is landing, or a build is reading the lake" in said + err
     assert Lake(home).partitions("documents") == ["W"]
 
 
