@@ -24,7 +24,8 @@ def duckdb_tables(home: Path) -> dict[str, pl.DataFrame]:
         names = [r[0] for r in con.sql(
             "select table_name from information_schema.tables "
             "where table_schema = 'main' and table_type = 'BASE TABLE'").fetchall()]
-        return {n: con.sql(f'select * from "{n}"').pl() for n in names if not n.startswith("finrag_tested_")}
+        return {n: con.sql(f'select * from "{n}"').pl() for n in names
+                if not n.startswith(("finrag_tested_", "finrag_run_versions"))}  # build records, not results
     finally:
         con.close()
 

@@ -122,11 +122,11 @@ def test_final_failure_is_recorded_never_an_answer_and_retried_next_run(home: Pa
 
 
 def test_concurrency_limit_gives_parallel_calls(home: Path) -> None:
-    # the server counts the completions it answers at once (each waits 0.5 s inside): the client's limit, not a
-    # wall-clock reading (which a busy machine stretches), is what is checked
-    b = Behaviour(latency=0.5)
+    # the server counts the completions it answers at once (each waits 2 s inside, so the eighth arrives before
+    # the first ends even on a loaded machine): the client's limit, not a wall-clock reading, is what is checked
+    b = Behaviour(latency=2.0)
     with FakeLLM(b) as fake:
-        with LLMClient(home, config(fake, concurrency=8, timeout=5)) as llm:
+        with LLMClient(home, config(fake, concurrency=8, timeout=30)) as llm:
             results = llm.complete_many(reqs(16, "par"))
     assert all(r.ok for r in results)
     assert b.max_in_flight == 8
