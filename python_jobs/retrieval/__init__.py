@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from abc import abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -172,9 +173,9 @@ class RetrieverConfig(JobConfig):
         """Its settings as they enter the run's config hash and params (an LLM retriever's own go under `llm`)."""
         return self.model_dump()
 
+    @abstractmethod  # pydantic's model metaclass is an ABCMeta: a config class without build cannot be made
     def build(self, ctx: Context, level: str, k: int, tree: RetrieverTree) -> Retriever:
         """Its retriever at `level` for k results; the stages it runs on are built through `tree.build`."""
-        raise NotImplementedError
 
 
 C = TypeVar("C", bound=RetrieverConfig)
