@@ -54,15 +54,11 @@ paired as (
     from run_pairs
     inner join scores as scores_a
         on run_pairs.run_a = scores_a.run_id
-        and run_pairs.metric = scores_a.metric
-        and run_pairs.granularity is not distinct from scores_a.granularity
-        and run_pairs.k is not distinct from scores_a.k
+        and {{ same_metric_point('run_pairs', 'scores_a') }}
     inner join scores as scores_b
         on run_pairs.run_b = scores_b.run_id
         and scores_a.question_id = scores_b.question_id
-        and scores_a.metric = scores_b.metric
-        and scores_b.granularity is not distinct from scores_a.granularity
-        and scores_b.k is not distinct from scores_a.k
+        and {{ same_metric_point('scores_a', 'scores_b') }}
 
 )
 

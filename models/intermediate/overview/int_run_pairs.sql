@@ -99,9 +99,7 @@ candidates as (
     inner join references_
         on stats.dataset = references_.dataset
         and stats.run_kind = references_.run_kind
-        and stats.metric = references_.metric
-        and stats.granularity is not distinct from references_.granularity
-        and stats.k is not distinct from references_.k
+        and {{ same_metric_point('stats', 'references_') }}
     where stats.run_id <> references_.best_run_id
 
     union all
@@ -120,9 +118,7 @@ candidates as (
     inner join stats as baseline_stats
         on stats.dataset = baseline_stats.dataset
         and stats.run_kind = baseline_stats.run_kind
-        and stats.metric = baseline_stats.metric
-        and stats.granularity is not distinct from baseline_stats.granularity
-        and stats.k is not distinct from baseline_stats.k
+        and {{ same_metric_point('stats', 'baseline_stats') }}
         and stats.run_id <> baseline_stats.run_id
     inner join declared_baselines
         on baseline_stats.run_id = declared_baselines.run_id
@@ -144,9 +140,7 @@ candidates as (
     inner join stats as stats_b
         on stats_a.dataset = stats_b.dataset
         and stats_a.run_kind = stats_b.run_kind
-        and stats_a.metric = stats_b.metric
-        and stats_a.granularity is not distinct from stats_b.granularity
-        and stats_a.k is not distinct from stats_b.k
+        and {{ same_metric_point('stats_a', 'stats_b') }}
         and stats_a.run_id < stats_b.run_id
     inner join group_sizes
         on stats_a.dataset = group_sizes.dataset
@@ -203,14 +197,10 @@ final as (
     from pairs
     inner join stats as stats_a
         on pairs.run_a = stats_a.run_id
-        and pairs.metric = stats_a.metric
-        and pairs.granularity is not distinct from stats_a.granularity
-        and pairs.k is not distinct from stats_a.k
+        and {{ same_metric_point('pairs', 'stats_a') }}
     inner join stats as stats_b
         on pairs.run_b = stats_b.run_id
-        and pairs.metric = stats_b.metric
-        and pairs.granularity is not distinct from stats_b.granularity
-        and pairs.k is not distinct from stats_b.k
+        and {{ same_metric_point('pairs', 'stats_b') }}
 
 )
 

@@ -86,15 +86,11 @@ paired as (
     from pending
     inner join scores as scores_a
         on pending.run_a = scores_a.run_id
-        and pending.metric = scores_a.metric
-        and pending.granularity is not distinct from scores_a.granularity
-        and pending.k is not distinct from scores_a.k
+        and {{ same_metric_point('pending', 'scores_a') }}
     inner join scores as scores_b
         on pending.run_b = scores_b.run_id
         and scores_a.question_id = scores_b.question_id
-        and pending.metric = scores_b.metric
-        and pending.granularity is not distinct from scores_b.granularity
-        and pending.k is not distinct from scores_b.k
+        and {{ same_metric_point('pending', 'scores_b') }}
 
 ),
 

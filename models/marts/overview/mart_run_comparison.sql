@@ -223,20 +223,14 @@ tukey as (
     from roled
     inner join stats as stats_a
         on roled.run_a = stats_a.run_id
-        and roled.metric = stats_a.metric
-        and roled.granularity is not distinct from stats_a.granularity
-        and roled.k is not distinct from stats_a.k
+        and {{ same_metric_point('roled', 'stats_a') }}
     inner join stats as stats_b
         on roled.run_b = stats_b.run_id
-        and roled.metric = stats_b.metric
-        and roled.granularity is not distinct from stats_b.granularity
-        and roled.k is not distinct from stats_b.k
+        and {{ same_metric_point('roled', 'stats_b') }}
     inner join references_
         on roled.dataset = references_.dataset
         and roled.run_kind = references_.run_kind
-        and roled.metric = references_.metric
-        and roled.granularity is not distinct from references_.granularity
-        and roled.k is not distinct from references_.k
+        and {{ same_metric_point('roled', 'references_') }}
 
 ),
 

@@ -58,15 +58,11 @@ final as (
     inner join references_
         on stats.dataset = references_.dataset
         and stats.run_kind = references_.run_kind
-        and stats.metric = references_.metric
-        and stats.granularity is not distinct from references_.granularity
-        and stats.k is not distinct from references_.k
+        and {{ same_metric_point('stats', 'references_') }}
     left join versus_best
         on references_.best_run_id = versus_best.run_a
         and stats.run_id = versus_best.run_b
-        and stats.metric = versus_best.metric
-        and stats.granularity is not distinct from versus_best.granularity
-        and stats.k is not distinct from versus_best.k
+        and {{ same_metric_point('stats', 'versus_best') }}
 
 )
 

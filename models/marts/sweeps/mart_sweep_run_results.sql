@@ -69,15 +69,11 @@ final as (
     inner join sweeps on sweep_runs.sweep_id = sweeps.sweep_id
     left join versus_best
         on sweep_runs.run_id = versus_best.run_id
-        and sweep_runs.metric = versus_best.metric
-        and sweep_runs.granularity is not distinct from versus_best.granularity
-        and sweep_runs.k is not distinct from versus_best.k
+        and {{ same_metric_point('sweep_runs', 'versus_best') }}
     left join versus_baseline
         on sweeps.baseline_run_id = versus_baseline.run_a
         and sweep_runs.run_id = versus_baseline.run_b
-        and sweep_runs.metric = versus_baseline.metric
-        and sweep_runs.granularity is not distinct from versus_baseline.granularity
-        and sweep_runs.k is not distinct from versus_baseline.k
+        and {{ same_metric_point('sweep_runs', 'versus_baseline') }}
 
 )
 

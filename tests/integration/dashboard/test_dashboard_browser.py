@@ -162,8 +162,8 @@ def test_three_clicks_from_the_leaderboard_to_why_a_question_failed(dash: DashHo
         question_id = parse_qs(urlparse(link.get_attribute("href")).query)["question_id"][0]
         link.click()  # 2
         question = mart(dash.home, "dim_questions").filter(pl.col("question_id") == question_id).row(0, named=True)
-        body = wait_for_texts(browser, [question["question"], "first_gold_chunk", "bm25 · oracle_page", "✓ hit"],
-                              what="the drill-down")
+        wait_for_texts(browser, [question["question"], "first_gold_chunk", "bm25 · oracle_page", "✓ hit"],
+                       what="the drill-down")
         assert f"question_id={question_id}" in browser.current_url
         screenshot(browser, "walkthrough_drilldown")
         browser.find_elements(By.XPATH, "//summary[contains(., 'Full texts of the')]")[0].click()  # 3
