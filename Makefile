@@ -30,8 +30,9 @@ demo: $(STAMP)
 dashboard: $(STAMP)
 	$(VENV)/bin/finrag dashboard
 
+# every test's time in test-artifacts/junit.xml: where the suite's minutes go, beyond the 25 slowest printed
 test: lint test-deps
-	HF_HUB_OFFLINE=1 $(VENV)/bin/pytest $(PYTEST_ARGS) --durations=25
+	HF_HUB_OFFLINE=1 $(VENV)/bin/pytest $(PYTEST_ARGS) --durations=25 --junitxml=test-artifacts/junit.xml
 
 # The fast tier (a few minutes): the in-process library tests but those that embed text or train a model (marked
 # slow), then dbt's unit tests (the hand-worked cases of the SQL) in a scratch home - an empty lake, so every model
