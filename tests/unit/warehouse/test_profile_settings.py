@@ -7,31 +7,38 @@ real dbt-duckdb cursor set-up and a real spill."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
+from argparse import Namespace
 from pathlib import Path
 
 import duckdb
-import jinja2
-import yaml
 from dbt.adapters.duckdb.credentials import DuckDBCredentials
 from dbt.adapters.duckdb.environments import Environment
+from dbt.config.profile import Profile, read_profile
+from dbt.config.renderer import ProfileRenderer
+from dbt.flags import set_from_args
+from dbt_common.context import set_invocation_context
 
+from python_jobs.core.config import HOME_ENV
 from support.paths import PROJECT
 
 
-def dev_output(home: Path) -> dict:
-    """The profile's DuckDB output as dbt renders it for a home (env_var as dbt reads it)."""
-    values = {**os.environ, "FINRAG_HOME": str(home)}
-    rendered = jinja2.Environment().from_string((PROJECT / "profiles.yml").read_text()).render(
-        env_var=lambda name, default=None: values.get(name, default))
-    return yaml.safe_load(rendered)["finrag"]["outputs"]["dev"]
+def dev_credentials(home: Path) -> DuckDBCredentials:
+    """The profile's `dev` output for a home, read and rendered by dbt itself."""
+    set_from_args(Namespace(), None)
+    set_invocation_context({**os.environ, HOME_ENV: str(home)})
+    profile = Profile.from_raw_profiles(read_profile(str(PROJECT)), "finrag", ProfileRenderer({}),
+                                        target_override="dev")
+    return profile.credentials
 
 
 def test_a_cursor_opened_after_a_spill_takes_the_settings(tmp_path: Path) -> None:
-    output = dev_output(tmp_path)
+    profiled = dev_credentials(tmp_path)
+    assert Path(profiled.path).parent == tmp_path
     # a small limit so that one sort spills; the profile's other settings as they are
-    creds = DuckDBCredentials(path=output["path"], settings={**output["settings"], "memory_limit": "64MB"})
-    con = duckdb.connect(output["path"])
+    creds = dataclasses.replace(profiled, settings={**profiled.settings, "memory_limit": "64MB"})
+    con = duckdb.connect(creds.path)
     first = con.cursor()
     Environment.initialize_cursor(creds, first)
     first.execute("create table spilled as select i, random() as r, repeat('x', 40) as pad "
