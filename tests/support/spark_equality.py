@@ -7,6 +7,7 @@ only), then floats compared to `tolerance` and everything else exactly.
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -17,15 +18,22 @@ import polars as pl
 NOT_COMPARED = {"run_version", "pair_version"}  # pair_version: both runs' versions, and a build id for answer runs
 
 
+def project_relations(home: Path) -> set[str]:
+    """The relations the project defines - its models and seeds, from the DuckDB build's manifest. The build's own
+    records (which runs were tested, which run versions each model holds) are tables too, but not the project's."""
+    nodes = json.loads((home / "dbt_target" / "manifest.json").read_text())["nodes"].values()
+    return {n.get("alias") or n["name"] for n in nodes if n["resource_type"] in ("model", "seed")}
+
+
 def duckdb_tables(home: Path) -> dict[str, pl.DataFrame]:
-    """Every table (not view) of the DuckDB warehouse's main schema, as frames."""
+    """Every table (not view) of the DuckDB warehouse's main schema that is a model or seed, as frames."""
+    defined = project_relations(home)
     con = duckdb.connect(str(home / "finrag.duckdb"), read_only=True)
     try:
         names = [r[0] for r in con.sql(
             "select table_name from information_schema.tables "
             "where table_schema = 'main' and table_type = 'BASE TABLE'").fetchall()]
-        return {n: con.sql(f'select * from "{n}"').pl() for n in names
-                if not n.startswith(("finrag_tested_", "finrag_run_versions"))}  # build records, not results
+        return {n: con.sql(f'select * from "{n}"').pl() for n in names if n in defined}
     finally:
         con.close()
 
