@@ -144,7 +144,8 @@
                     {%- for file, run_id in run_query("select file_name, min(stats_min_value) from parquet_metadata('"
                         ~ out ~ "/" ~ folder ~ "/*/*.parquet') where path_in_schema = 'run_id' group by file_name"
                         ).rows -%}
-                        {%- do runs.update({run_id: (runs[run_id][0], file[out | length + 1:])}) -%}
+                        {#- the path from the run's folder on: DuckDB spells the directory its own way ('./x' as 'x') -#}
+                        {%- do runs.update({run_id: (runs[run_id][0], file[file.rfind(folder ~ '/'):])}) -%}
                     {%- endfor -%}
                 {%- endif -%}
             {%- endif -%}

@@ -13,6 +13,14 @@ DEFAULT_HOME = "warehouse"
 # The checkout root: dbt_project.yml and profiles.yml live here.
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 
+CACHE_ENV = "FINRAG_CACHE_DIR"
+
+
+def cache_dir() -> Path:
+    """The machine's cache, shared by every home (PDF page texts, dbt's parse state): $FINRAG_CACHE_DIR, else
+    ~/.cache/finrag. Everything in it can be deleted: it is only ever a shortcut to a result the jobs recompute."""
+    return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "finrag")
+
 
 def warehouse_home(home: str | os.PathLike[str] | None = None) -> Path:
     """The warehouse home: explicit argument, else $FINRAG_HOME, else ./warehouse. A directory, or a path where one

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from python_jobs.core.config import cache_dir
 from python_jobs.core.console import progress
 from python_jobs.core.errors import InputError
 
@@ -93,8 +94,7 @@ def _extract_span(path: str, start: int, stop: int) -> tuple[str, int, list[str]
 def _cache_file(info: PdfInfo) -> Path:
     from pypdf import __version__ as pypdf_version
 
-    root = Path(os.environ.get("FINRAG_CACHE_DIR", Path.home() / ".cache" / "finrag"))
-    return root / "pdf_pages" / f"{info.sha256}-pypdf{pypdf_version}.json"
+    return cache_dir() / "pdf_pages" / f"{info.sha256}-pypdf{pypdf_version}.json"
 
 
 def _cached(info: PdfInfo) -> list[str] | None:

@@ -6,22 +6,35 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from python_jobs.demo.pipeline import leaderboard_queries
-from support.cli import dbt_build
+from support.cli import dbt_build, run_finrag
 from support.warehouse import warehouse_query
 
 
-def test_build_on_an_empty_home_is_green(home: Path, finrag) -> None:
-    dbt_build(home)
+@pytest.fixture(scope="module")
+def empty_built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An empty home built once for the module (both tests only read it); the suite's one DuckDB run of every dbt
+    unit test."""
+    home = tmp_path_factory.mktemp("empty") / "warehouse"
+    home.mkdir()
+    dbt_build(home, "--unit-tests")
+    return home
+
+
+def test_build_on_an_empty_home_is_green(empty_built: Path) -> None:
+    home = empty_built
     assert warehouse_query(home, "select count(*) from dim_documents") == [(0,)]
     assert warehouse_query(home, "select count(*) from omnieval_topics") == [(46,)]
-    out = finrag("sql", "select level, count(*) as n from omnieval_topics group by 1 order by 1", "--format", "json")
+    out = run_finrag(home, "sql", "select level, count(*) as n from omnieval_topics group by 1 order by 1",
+                     "--format", "json")
     assert json.loads(out.stdout) == [
         {"level": 0, "n": 1}, {"level": 1, "n": 5}, {"level": 2, "n": 16}, {"level": 3, "n": 24}
     ]
     # the demo's closing leaderboards run on what `finrag sql` reads (the published marts): an empty result here
     for title, sql in leaderboard_queries("demo_synthetic", 5):
-        assert json.loads(finrag("sql", sql, "--format", "json").stdout) == [], title
+        assert json.loads(run_finrag(home, "sql", sql, "--format", "json").stdout) == [], title
     # that every model also runs on Spark (not merely transpiles) is tests/integration/test_spark_target.py
 
 
@@ -34,11 +47,11 @@ def test_topic_tree_errors_name_the_node(tmp_path: Path, finrag) -> None:
     assert not (tmp_path / "t.csv").exists()
 
 
-def test_every_source_and_mart_column_is_described(home: Path) -> None:
+def test_every_source_and_mart_column_is_described(empty_built: Path) -> None:
     """Docs coverage, dbt's own manifest against the built relations: every column of every staging view (the lake
     sources as dbt reads them; the sources file itself is generated from the contract, where every column is
     described: tests/unit/core/test_contracts.py), every mart and every seed has a description."""
-    dbt_build(home)
+    home = empty_built
     manifest = json.loads((home / "dbt_target" / "manifest.json").read_text())
     documented: dict[str, tuple[str, dict]] = {}
     layers = ("models/staging", "models/marts", "seeds")
@@ -55,3 +68,28 @@ def test_every_source_and_mart_column_is_described(home: Path) -> None:
     )
     assert len({table for table, _ in built} & documented.keys()) >= 30
     assert missing == []
+
+
+def test_a_fresh_home_starts_from_the_last_parse_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """dbt_runner's parse cache: dbt parses the project in full for the first home, and a second fresh home starts
+    from that parse state (dbt's own "nothing changed" check passes, as the home's path is in neither the profile's
+    connection nor the project's env vars); a run under --vars leaves the shared state alone."""
+    from python_jobs.warehouse.dbt_runner import parse_cache, run_dbt
+
+    monkeypatch.setenv("FINRAG_CACHE_DIR", str(tmp_path / "cache"))
+
+    def parse(home: Path, *args: str) -> str:
+        assert run_dbt(["parse", *args], home=home, quiet=True) == 0
+        return (home / "dbt_logs" / "dbt.log").read_text()
+
+    first = parse(tmp_path / "a")
+    assert "Unable to do partial parsing because saved manifest not found" in first
+    cached = parse_cache().read_bytes()
+    second = parse(tmp_path / "b")
+    assert "Nothing changed, skipping partial parsing." in second and "Starting full parse" not in second
+    nodes = [set(json.loads((tmp_path / h / "dbt_target" / "manifest.json").read_text())["nodes"]) for h in "ab"]
+    assert nodes[0] == nodes[1] and len(nodes[0]) > 400
+    # a parse under other vars neither starts from nor replaces the shared state (it fits only the project's vars)
+    third = parse(tmp_path / "c", "--vars", "{retrieval_ks: [1]}")
+    assert "Starting full parse" in third
+    assert parse_cache().read_bytes() == cached
