@@ -44,10 +44,19 @@ def toy(home: Path) -> Lake:
     return land_corpus(home)
 
 
-# the longest single fixture (a whole warehouse built on Spark, minutes on one worker) starts first, so the other
-# worker runs the rest meanwhile instead of both waiting for it at the end
+# The longest single fixture (a whole warehouse built on Spark, minutes on one worker) starts first, so the other
+# worker runs the rest meanwhile instead of both waiting for it at the end. Its first step builds the dashboard suites'
+# shared home (support/dashboard_home.py), so the dashboard modules go after the other integration modules: the
+# other worker would otherwise start on them and wait for that build on its lock.
 FIRST = ("tests/integration/test_spark_target.py",)
+AFTER_THE_REST_OF_INTEGRATION = ("tests/integration/dashboard/",)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    items.sort(key=lambda item: not item.nodeid.startswith(FIRST))
+    def order(item: pytest.Item) -> int:
+        if item.nodeid.startswith(FIRST):
+            return 0
+        if item.nodeid.startswith(AFTER_THE_REST_OF_INTEGRATION):
+            return 2
+        return 1 if item.nodeid.startswith("tests/integration/") else 3
+    items.sort(key=order)  # stable: the collection order within each group

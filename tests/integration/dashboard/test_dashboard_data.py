@@ -390,14 +390,17 @@ def test_a_dataset_without_pages_is_named(dash: DashHome) -> None:
     assert reason.startswith("financebench has no pages") and "pick chunk or doc" in reason
 
 
-def test_every_judgment_failed_is_named_with_its_error(dash: DashHome, tmp_path: Path) -> None:
-    """A judge run of the synthetic RAG answers whose every judgment failed (an endpoint that never answered):
-    the empty state says so, with the first error and the command that retries."""
+@pytest.fixture(scope="module")
+def empty_states(dash: DashHome, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A copy of the dashboard home with two causes of an empty state landed, built once for both tests below:
+    - a judge run of the synthetic RAG answers whose every judgment failed (an endpoint that never answered);
+    - a dataset whose questions carry no reference answer (a retrieval benchmark), answered by a run.
+    The two touch disjoint datasets and runs."""
     import shutil
 
     from python_jobs.core.contracts import contract
 
-    home = tmp_path / "warehouse"
+    home = tmp_path_factory.mktemp("empty_states") / "warehouse"
     shutil.copytree(dash.home, home, symlinks=True)
     judge_run = f"{dash.facts['rag']}-judge-failed"
     run = contract("judge_runs").frame([{"judge_run_id": judge_run, "answer_run_id": dash.facts["rag"],
@@ -407,10 +410,25 @@ def test_every_judgment_failed_is_named_with_its_error(dash: DashHome, tmp_path:
         {"judge_run_id": judge_run, "question_id": q, "metric": "correctness", "rubric": "judge_correctness_v1@x",
          "status": "failed", "error": "APIConnectionError: Connection refused"}
         for q in ("finrag_synth_0_00001", "finrag_synth_0_00002")])
-    Lake(home).land([("judge_runs", judge_run, run), ("judgments", judge_run, failed)])
-    # the dashboard reads what the last build published: built, the empty state names the run, the leaderboard
-    # warns about it and the drill-down shows each judgment's error
+    questions = contract("questions").frame([
+        {"question_id": q, "dataset": "noref", "split": "test", "question": f"question {q}?", "source": "imported"}
+        for q in ("q1", "q2")])
+    answer_run = contract("generation_runs").frame([{"run_id": "noref-closed", "dataset": "noref", "model": "m",
+                                                     "eval_mode": "closed_book", "params": "{}"}])
+    answers = contract("answers").frame([{"run_id": "noref-closed", "question_id": q, "answer": "a"}
+                                         for q in ("q1", "q2")])
+    Lake(home).land([("judge_runs", judge_run, run), ("judgments", judge_run, failed),
+                     ("questions", "noref", questions), ("generation_runs", "noref-closed", answer_run),
+                     ("answers", "noref-closed", answers)])
+    # the dashboard reads what the last build published
     run_finrag(home, "build", "--all", "--quiet", "--exclude", "resource_type:test", "resource_type:unit_test")
+    return home, judge_run
+
+
+def test_every_judgment_failed_is_named_with_its_error(dash: DashHome, empty_states: tuple[Path, str]) -> None:
+    """A judge run whose every judgment failed: the empty state says so, with the first error and the command that
+    retries; the leaderboard warns about it and the drill-down shows each judgment's error."""
+    home, judge_run = empty_states
     reason, command = data.diagnose(home, "judged", [DATASET])
     assert reason == (f"every correctness judgment of {judge_run} failed (2; first error: APIConnectionError: "
                       "Connection refused)")
@@ -423,25 +441,10 @@ def test_every_judgment_failed_is_named_with_its_error(dash: DashHome, tmp_path:
     assert (board["all_failed"], board["first_error"]) == (True, "APIConnectionError: Connection refused")
 
 
-def test_questions_without_reference_answers_are_named(dash: DashHome, tmp_path: Path) -> None:
-    """A dataset whose questions carry no reference answer (a retrieval benchmark) answered by a run: no lexical
-    metric can score it, and the empty state says so instead of "run finrag build"."""
-    import shutil
-
-    from python_jobs.core.contracts import contract
-
-    home = tmp_path / "warehouse"
-    shutil.copytree(dash.home, home, symlinks=True)
-    questions = contract("questions").frame([
-        {"question_id": q, "dataset": "noref", "split": "test", "question": f"question {q}?", "source": "imported"}
-        for q in ("q1", "q2")])
-    run = contract("generation_runs").frame([{"run_id": "noref-closed", "dataset": "noref", "model": "m",
-                                              "eval_mode": "closed_book", "params": "{}"}])
-    answers = contract("answers").frame([{"run_id": "noref-closed", "question_id": q, "answer": "a"}
-                                         for q in ("q1", "q2")])
-    Lake(home).land([("questions", "noref", questions), ("generation_runs", "noref-closed", run),
-                     ("answers", "noref-closed", answers)])
-    run_finrag(home, "build", "--all", "--quiet", "--exclude", "resource_type:test", "resource_type:unit_test")
+def test_questions_without_reference_answers_are_named(empty_states: tuple[Path, str]) -> None:
+    """A dataset whose questions carry no reference answer answered by a run: no lexical metric can score it, and
+    the empty state says so instead of "run finrag build"."""
+    home, _ = empty_states
     reason, command = data.diagnose(home, "generation", ["noref"])
     assert reason.startswith("the questions of noref have no reference answers") and "finrag judge" in command
     assert data.dataset_counts(home).filter(pl.col("dataset") == "noref")["n_with_reference"].item() == 0
