@@ -39,8 +39,11 @@ def lake_dir(home: Path) -> Path:
     return home / "lake"
 
 
+WAREHOUSE_FILE = "finrag.duckdb"  # profiles.yml names it too
+
+
 def warehouse_db(home: Path) -> Path:
-    return home / "finrag.duckdb"
+    return home / WAREHOUSE_FILE
 
 
 def lance_dir(home: Path) -> Path:

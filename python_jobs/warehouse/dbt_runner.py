@@ -10,7 +10,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from python_jobs.core.config import HOME_ENV, PROJECT_DIR, cache_dir, warehouse_home
+from python_jobs.core.config import HOME_ENV, PROJECT_DIR, WAREHOUSE_FILE, cache_dir, warehouse_home
 
 
 def dbt_command() -> list[str]:
@@ -18,13 +18,15 @@ def dbt_command() -> list[str]:
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "dbt.cli.main"]
 
 
-# dbt's partial parse (<target-path>/partial_parse.msgpack) is rejected when the profile's rendered connection or
-# an env var the project reads changed: with the home's path in both, every new home paid a full parse (~5 s of CPU
-# per build, more than the models of a small home). DuckDB builds therefore run in the home with FINRAG_HOME="."
-# (the same text for every home), and a home without a parse state starts from the last one written on this
-# machine. dbt itself checks that state against every project file, var and version, and parses in full when
-# anything differs, so a stale copy costs nothing but the full parse it would have paid anyway.
+# dbt's partial parse (<target-path>/partial_parse.msgpack) is rejected whole when the profile's rendered connection
+# changed: with the home's path in it, every new home paid a full parse (~5 s of CPU per build, more than the models
+# of a small home). DuckDB builds therefore run in the home with the profile's path set to the file's bare name (the
+# same text for every home; FINRAG_HOME stays the home's absolute path, which the sources' views keep), and a home
+# without a parse state starts from the last one written on this machine. dbt itself checks that state against
+# every project file, var, env var and version, and re-parses what differs (all of it when the profile or the vars
+# differ), so a stale copy costs nothing but the parse it would have paid anyway.
 PARSE_STATE = "partial_parse.msgpack"
+DUCKDB_PATH_ENV = "FINRAG_DUCKDB_PATH"  # profiles.yml: the DuckDB file, relative to dbt's working directory
 
 
 def parse_cache() -> Path:
@@ -59,8 +61,8 @@ def run_dbt(args: list[str], home: str | os.PathLike[str] | None = None, quiet: 
     h = warehouse_home(home)
     h.mkdir(parents=True, exist_ok=True)
     duckdb_target = target in (None, "dev")
-    env = {**os.environ, HOME_ENV: "." if duckdb_target else str(h), "DBT_SEND_ANONYMOUS_USAGE_STATS": "False",
-           **(env or {})}
+    env = {**os.environ, HOME_ENV: str(h), "DBT_SEND_ANONYMOUS_USAGE_STATS": "False",
+           **({DUCKDB_PATH_ENV: WAREHOUSE_FILE} if duckdb_target else {}), **(env or {})}
     launcher = [sys.executable, "-m", "python_jobs.warehouse.spark_session"] if target == "spark" else dbt_command()
     target_path = h / ("dbt_target" if duckdb_target else f"dbt_target_{target}")
     cmd = [

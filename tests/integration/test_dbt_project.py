@@ -72,8 +72,9 @@ def test_every_source_and_mart_column_is_described(empty_built: Path) -> None:
 
 def test_a_fresh_home_starts_from_the_last_parse_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """dbt_runner's parse cache: dbt parses the project in full for the first home, and a second fresh home starts
-    from that parse state (dbt's own "nothing changed" check passes, as the home's path is in neither the profile's
-    connection nor the project's env vars); a run under --vars leaves the shared state alone."""
+    from that parse state (dbt's state check passes: the home's path is not in the profile's connection; dbt parses
+    again only the files that name the home, the lake sources); a run under --vars leaves the shared state alone.
+    The lake's views name the home's absolute path, so the warehouse file opens from any directory."""
     from python_jobs.warehouse.dbt_runner import parse_cache, run_dbt
 
     monkeypatch.setenv("FINRAG_CACHE_DIR", str(tmp_path / "cache"))
@@ -84,11 +85,15 @@ def test_a_fresh_home_starts_from_the_last_parse_state(tmp_path: Path, monkeypat
 
     first = parse(tmp_path / "a")
     assert "Unable to do partial parsing because saved manifest not found" in first
-    cached = parse_cache().read_bytes()
+    assert parse_cache().exists()
     second = parse(tmp_path / "b")
-    assert "Nothing changed, skipping partial parsing." in second and "Starting full parse" not in second
+    assert "Partial parsing enabled" in second and "Starting full parse" not in second
+    # the lake sources name the second home's own absolute path (reparsed), not the first's
+    manifest = (tmp_path / "b" / "dbt_target" / "manifest.json").read_text()
+    assert f"'{tmp_path / 'b'}/lake/" in manifest and f"'{tmp_path / 'a'}/lake/" not in manifest
     nodes = [set(json.loads((tmp_path / h / "dbt_target" / "manifest.json").read_text())["nodes"]) for h in "ab"]
     assert nodes[0] == nodes[1] and len(nodes[0]) > 400
+    cached = parse_cache().read_bytes()  # the second home's
     # a parse under other vars neither starts from nor replaces the shared state (it fits only the project's vars)
     third = parse(tmp_path / "c", "--vars", "{retrieval_ks: [1]}")
     assert "Starting full parse" in third
