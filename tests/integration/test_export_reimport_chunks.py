@@ -1,21 +1,39 @@
 """A run over PDF chunks, exported as TREC and re-imported, scores identically at chunk, page and doc level:
-the re-import takes each docno's document and pages from the chunks table."""
+the re-import takes each docno's document and pages from the chunks table. The synthetic PDF corpus (`finrag synth`,
+2 companies, seed 3) is ingested once per module into a template home; each test works on its own copy."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
 from python_jobs.core.lake import Lake
+from support.cli import run_finrag
 from support.warehouse import warehouse_query
 
 
-def test_pdf_chunk_run_round_trips_through_trec(home: Path, finrag, tmp_path: Path) -> None:
-    corpus = tmp_path / "synth"
-    finrag("synth", "--out", str(corpus), "--companies", "2", "--seed", "3")
-    finrag("ingest", "financebench", "--questions", str(corpus / "questions.jsonl"), "--documents",
-           str(corpus / "documents.jsonl"), "--pdfs", str(corpus / "pdfs"), "--dataset", "synth")
+@pytest.fixture(scope="module")
+def synth_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`finrag synth` (2 companies, seed 3) ingested as the dataset `synth`, PDFs and all; read-only."""
+    base = tmp_path_factory.mktemp("synth")
+    template, corpus = base / "warehouse", base / "corpus"
+    template.mkdir()
+    run_finrag(template, "synth", "--out", str(corpus), "--companies", "2", "--seed", "3")
+    run_finrag(template, "ingest", "financebench", "--questions", str(corpus / "questions.jsonl"), "--documents",
+               str(corpus / "documents.jsonl"), "--pdfs", str(corpus / "pdfs"), "--dataset", "synth")
+    return template
+
+
+@pytest.fixture
+def synth(home: Path, synth_template: Path) -> Path:
+    """The ingested synthetic corpus in this test's `home` (a copy of the template's lake)."""
+    shutil.copytree(synth_template, home, symlinks=True, dirs_exist_ok=True)
+    return home
+
+
+def test_pdf_chunk_run_round_trips_through_trec(home: Path, synth: Path, finrag, tmp_path: Path) -> None:
     finrag("chunk", "--dataset", "synth", "--preset", "256/32")
     proc = finrag("retrieve", "--retriever", "bm25", "--dataset", "synth", "--k", "10")
     run_id = proc.stdout.strip()
@@ -42,11 +60,7 @@ def test_pdf_chunk_run_round_trips_through_trec(home: Path, finrag, tmp_path: Pa
         assert x[3] == pytest.approx(y[3], abs=1e-12) and x[5] == pytest.approx(y[5], abs=1e-12), (x, y)
 
 
-def test_unknown_docno_is_still_rejected(home: Path, finrag, tmp_path: Path) -> None:
-    corpus = tmp_path / "synth"
-    finrag("synth", "--out", str(corpus), "--companies", "1")
-    finrag("ingest", "financebench", "--questions", str(corpus / "questions.jsonl"), "--documents",
-           str(corpus / "documents.jsonl"), "--pdfs", str(corpus / "pdfs"), "--dataset", "synth")
+def test_unknown_docno_is_still_rejected(home: Path, synth: Path, finrag, tmp_path: Path) -> None:
     qid = Lake(home).read("questions")["question_id"][0]
     run = tmp_path / "bad.trec"
     run.write_text(f"{qid} Q0 NOT_A_CHUNK 1 1.0 x\n")

@@ -1,6 +1,7 @@
 """Bad input is rejected before anything lands (SPEC §7): exit 2, a message naming file, line and field, no partition
 of the failed load, and the load landed before it untouched. Bad files are small edits of the real formats, written
-into tmp_path."""
+into tmp_path. The good load (the real FinQABench BEIR set) is landed once per module into a template home; each test
+gets its own copy of that home to write into."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from python_jobs.core.lake import Lake
+from support.cli import run_finrag
 from support.paths import PROJECT
 
 GOOD = "financerag_finqabench"  # a real BEIR set landed before every bad load
@@ -26,11 +29,24 @@ def snapshot(home: Path) -> dict[str, str]:
             for p in sorted(lake.glob("*/*/*.parquet")) if "__empty__" not in str(p)}
 
 
-@pytest.fixture
-def good(home: Path, finrag, shared_data: Path) -> dict[str, str]:
-    finrag("ingest", "beir", "--dir", str(shared_data / "financerag_icaif24" / "FinQABench"), "--dataset", GOOD)
-    snap = snapshot(home)
+@pytest.fixture(scope="module")
+def good_template(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> tuple[Path, dict[str, str]]:
+    """A home with the real FinQABench BEIR set landed through `finrag ingest beir`, once per module; read-only."""
+    template = tmp_path_factory.mktemp("good") / "warehouse"
+    template.mkdir()
+    run_finrag(template, "ingest", "beir", "--dir", str(shared_data / "financerag_icaif24" / "FinQABench"),
+               "--dataset", GOOD)
+    snap = snapshot(template)
     assert {k.split("/")[0] for k in snap} == {"documents", "chunks", "questions", "evidence"}
+    return template, snap
+
+
+@pytest.fixture
+def good(home: Path, good_template: tuple[Path, dict[str, str]]) -> dict[str, str]:
+    """The good load in this test's `home`: a copy of the template's lake (the test writes into its copy only)."""
+    template, snap = good_template
+    shutil.copytree(template, home, symlinks=True, dirs_exist_ok=True)
+    assert snapshot(home) == snap
     return snap
 
 

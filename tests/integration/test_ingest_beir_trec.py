@@ -1,5 +1,6 @@
 """`finrag ingest beir | trec-qrels | trec-run` on the real FinanceRAG (ICAIF'24) sets, trec_eval's own fixtures and
-the real FinColBERT run (files read in place)."""
+the real FinColBERT run (files read in place). The seven sets' first landing is the session's shared one
+(support/retrieval_financerag_home.py), checked here on a copy."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 
 from python_jobs.core.lake import Lake
 from support.cli import dbt_build
+from support.retrieval_financerag_home import FINANCERAG_SETS, land_financerag_copy
 from support.warehouse import warehouse_query
 
 # directory → dataset name; counts from the files (SOURCES.md table): queries, qrels rows, distinct qrels questions,
@@ -39,9 +41,13 @@ def ingest_all_financerag(finrag, root: Path) -> None:
         finrag("ingest", "beir", "--dir", str(root / d), "--dataset", name)
 
 
-def test_all_seven_financerag_sets(home: Path, finrag, shared_data: Path) -> None:
+def test_all_seven_financerag_sets(home: Path, finrag, shared_data: Path,
+                                   tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The seven sets as `finrag ingest beir` landed them (a copy of the shared landing: the same command, the same
+    dataset names), then landed a second time in the copy."""
     root = shared_data / "financerag_icaif24"
-    ingest_all_financerag(finrag, root)
+    assert FINANCERAG_SETS == {d: name for d, (name, *_rest) in FINANCERAG.items()}  # the shared home's landing
+    land_financerag_copy(tmp_path_factory, home)
     lake = Lake(home)
     q, ev, docs, chunks = (lake.read(t) for t in ("questions", "evidence", "documents", "chunks"))
     for d, (name, n_q, n_qrels, n_qrel_q, n_corpus) in FINANCERAG.items():

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from support.cli import dbt_build
+from support.retrieval_financerag_home import FINANCERAG_SETS, land_financerag_copy
 from support.trec import KS, pytrec_means, read_financerag_csv, read_qrels, read_trec_run
 
 COUNTS = ("num_q", "num_ret", "num_rel", "num_rel_ret")
@@ -98,10 +99,12 @@ def test_trec_eval_fixture_matches_trec_eval_and_pytrec_eval(home, finrag, share
 
 # ---- the real FinColBERT run on the FinanceRAG qrels ---------------------------------------------------------------
 @pytest.mark.slow
-def test_fincolbert_run_and_graded_qrels_match_pytrec_eval(home, finrag, shared_data):
+def test_fincolbert_run_and_graded_qrels_match_pytrec_eval(home, finrag, shared_data, tmp_path_factory):
     """The FinColBERT run per FinanceRAG dataset; and, in the same warehouse (topic ids do not collide),
     trec_eval's qrels.rel_level with grades -1..4: nDCG gains are the grades (<= 0 gain nothing), map / P / recall
-    count relevance >= 1."""
+    count relevance >= 1. The FinanceRAG sets are the session's shared landing of `finrag ingest beir`
+    (support/retrieval_financerag_home.py: FinQA too, which has no run here), copied into this test's home."""
+    land_financerag_copy(tmp_path_factory, home)
     fixtures = shared_data / "trec_eval_fixtures"
     finrag("ingest", "trec-qrels", str(fixtures / "qrels.rel_level"), "--dataset", "trec_levels")
     finrag("ingest", "trec-run", str(fixtures / "results.test"), "--dataset", "trec_levels", "--run-id", "LEVELS")
@@ -109,8 +112,7 @@ def test_fincolbert_run_and_graded_qrels_match_pytrec_eval(home, finrag, shared_
     run_csv = root / "runs" / "fincolbert_combined_results.csv"
     reference = json.loads((root / "runs" / "fincolbert_reference_metrics.pytrec_eval.json").read_text())["metrics"]
     for name in FINANCERAG_DATASETS:
-        dataset = f"financerag_{name.lower()}"
-        finrag("ingest", "beir", "--dir", str(root / name), "--dataset", dataset)
+        dataset = FINANCERAG_SETS[name]  # landed in the shared home
         # the run spans every dataset: each dataset keeps its own questions' rows (one run per dataset)
         finrag("ingest", "trec-run", str(run_csv), "--format", "financerag-csv", "--dataset", dataset,
                "--run-id", f"fincolbert_{name.lower()}", "--only-known-questions")

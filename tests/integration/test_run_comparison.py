@@ -8,8 +8,10 @@ again (incrementally). Checked on nDCG@10 at chunk granularity (the run files' d
 - (b) p_tukey ranx's compare(stat_test="tukey") (scipy.stats.tukey_hsd on the per-question scores; 1e-4 relative),
   so the tied-with-best set is ranx's;
 - (c) p_holm a Holm step-down computed here, over every run against the best and over every pair of the group;
-- (d) a copy of the home built with --vars '{run_comparison_max_runs: 1}' holds no pair of two runs that are never
-  the best: `finrag compare` says 'on demand' and gives the default build's numbers for that pair;
+- (d) a copy of the home rebuilt with --vars '{run_comparison_max_runs: 1}' holds no pair of two runs that are never
+  the best: `finrag compare` says 'on demand' and gives the default build's numbers for that pair (the copy rebuilds
+  int_run_pairs, the one model that reads the var, and everything downstream of it: the other models are the
+  home's, built from the same lake);
 - (e) the second build computed only the new run's pairs: fct_run_comparisons' other rows are the first build's,
   down to a marker written into them between the builds; the 'best' rows moved only where the best changed.
 """
@@ -93,10 +95,12 @@ def built(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> dict:
     run_finrag(home, "ingest", "trec-run", str(run_csv), "--format", "financerag-csv", "--dataset", DATASET,
                "--run-id", COLBERT, "--only-known-questions")
     run_finrag(home, "build")
-    # a copy of the same home built with no group pairs: only every run against its family's best
+    # a copy of the same home built with no group pairs: only every run against its family's best. The var is read
+    # by int_run_pairs alone, so the models it reaches are int_run_pairs and its descendants (with their data tests);
+    # every other model of the copy is already the home's build of the same lake
     capped = tmp_path_factory.mktemp("capped") / "warehouse"
     shutil.copytree(home, capped)
-    run_finrag(capped, "build", "--vars", "{run_comparison_max_runs: 1}")
+    run_finrag(capped, "build", "--vars", "{run_comparison_max_runs: 1}", "--select", "int_run_pairs+")
     return {"home": home, "capped": capped, "runs": {**runs, "colbert": COLBERT}, "first": first,
             "first_best": first_best, "run_csv": run_csv, "qrels": root / "FinanceBench" / "qrels.tsv"}
 
