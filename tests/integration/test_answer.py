@@ -17,25 +17,21 @@ import pytest
 
 from python_jobs.core.lake import Lake
 from python_jobs.warehouse.text_metrics import bleu, exact_match, numeric_match, rouge_l_f, token_f1
+from support.answers_homes import GOLD_DOC, one_pdf_home
 from support.cli import dbt_build, run_finrag
 from support.fake_llm import Behaviour, FakeLLM
 from support.paths import PROJECT
+from support.shared_home import copy_home
 from support.warehouse import retrieval_ks, warehouse_query
 
 KEY = "sk-answer-test-SECRET-0b7e2d91"
-GOLD_DOC = "BESTBUY_2024Q2_10Q"
 
 
 @pytest.fixture(scope="module")
-def fb(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> dict:
-    """FinanceBench questions, one real 30-page filing chunked, and a BM25 run over it."""
-    root = tmp_path_factory.mktemp("answer")
-    home, pdfs = root / "warehouse", root / "pdfs"
-    pdfs.mkdir()
-    (pdfs / f"{GOLD_DOC}.pdf").symlink_to(shared_data / "financebench" / "pdfs" / f"{GOLD_DOC}.pdf")
-    d = shared_data / "financebench" / "data"
-    run_finrag(home, "ingest", "financebench", "--questions", str(d / "financebench_open_source.jsonl"),
-               "--documents", str(d / "financebench_document_information.jsonl"), "--pdfs", str(pdfs))
+def fb(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """FinanceBench questions and one real 30-page filing (a copy of the session's shared one-PDF home,
+    support/answers_homes.py), chunked, and a BM25 run over it."""
+    home = copy_home(one_pdf_home(tmp_path_factory)[0], tmp_path_factory.mktemp("answer") / "warehouse")
     run_finrag(home, "chunk", "--dataset", "financebench", "--preset", "256/32")
     run_finrag(home, "retrieve", "--retriever", "bm25", "--dataset", "financebench", "--k", "5")
     lake = Lake(home)

@@ -6,8 +6,12 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from python_jobs.core.lake import Lake
+from support.answers_homes import questions_home
 from support.cli import dbt_build
+from support.shared_home import copy_home
 from support.warehouse import warehouse_query
 
 
@@ -58,11 +62,12 @@ def test_all_sixteen_files(home: Path, finrag, shared_data: Path) -> None:
     assert warehouse_query(home, "select count(*) from stg_lake__human_labels")[0][0] == 2400
 
 
-def test_answers_checked_against_ingested_questions(home: Path, finrag, shared_data: Path, tmp_path: Path) -> None:
-    """With the FinanceBench questions in the lake, an answer to an unknown question is an error naming it."""
-    d = shared_data / "financebench" / "data"
-    finrag("ingest", "financebench", "--questions", str(d / "financebench_open_source.jsonl"),
-           "--documents", str(d / "financebench_document_information.jsonl"))
+def test_answers_checked_against_ingested_questions(home: Path, finrag, shared_data: Path, tmp_path: Path,
+                                                   tmp_path_factory: pytest.TempPathFactory) -> None:
+    """With the FinanceBench questions in the lake (a copy of the session's shared ingest, support/answers_homes.py),
+    an answer to an unknown question is an error naming it."""
+    home.rmdir()
+    copy_home(questions_home(tmp_path_factory), home)
     lines = (shared_data / "financebench" / "results" / "gpt-4_oracle.jsonl").read_text().splitlines()
     bad = json.loads(lines[1]) | {"financebench_id": "financebench_id_99999"}
     f = tmp_path / "gpt-4_oracle.jsonl"

@@ -13,8 +13,10 @@ import polars as pl
 import pytest
 
 from python_jobs.core.lake import Lake
+from support.answers_homes import questions_home
 from support.cli import run_finrag
-from support.paths import PROJECT, SHARED_DATA
+from support.paths import PROJECT
+from support.shared_home import copy_home
 
 FIXTURES = PROJECT / "tests" / "fixtures" / "external_tools"
 RAGAS_RESULTS = FIXTURES / "ragas" / "results.csv"
@@ -44,11 +46,8 @@ def sql(home: Path, query: str) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    home = tmp_path_factory.mktemp("external") / "warehouse"
-    home.mkdir()
-    data = SHARED_DATA / "financebench" / "data"
-    run_finrag(home, "ingest", "financebench", "--questions", str(data / "financebench_open_source.jsonl"),
-               "--documents", str(data / "financebench_document_information.jsonl"))
+    # the FinanceBench questions: a copy of the session's shared ingest (support/answers_homes.py)
+    home = copy_home(questions_home(tmp_path_factory), tmp_path_factory.mktemp("external") / "warehouse")
     ids = {
         "ragas": run_finrag(home, "ingest", "ragas", str(RAGAS_RESULTS), "--dataset", "financebench").stdout.strip(),
         "experiment": run_finrag(home, "ingest", "ragas", str(FIXTURES / "ragas"), "--dataset", "financebench",

@@ -1,6 +1,7 @@
 """TREC files larger than a slice land in question-aligned slices (python_jobs/sources/trec.py `_trec_slices`,
 python_jobs/core/lake.py `Slices`): the same rows as one slice, every check still exact, all or nothing. The slice
-size is forced small with FINRAG_LANDING_SLICE_ROWS, so small files take the sliced path."""
+size is forced small with FINRAG_LANDING_SLICE_ROWS, so small files take the sliced path. The refusal tests start
+from one good sliced landing made once per module (`landed`), each on its own copy."""
 
 from __future__ import annotations
 
@@ -15,11 +16,13 @@ from pathlib import Path
 
 import duckdb
 import polars as pl
+import pytest
 
 from python_jobs.core.lake import Lake
 from python_jobs.core.validation import stored_results
 from support.cli import run_finrag
 from support.paths import PROJECT
+from support.shared_home import copy_home
 
 SMALL = {"FINRAG_LANDING_SLICE_ROWS": "60"}
 
@@ -89,10 +92,20 @@ def test_a_run_in_slices_lands_the_rows_of_one_slice(home: Path, tmp_path: Path)
     no_leftovers(home)
 
 
-def test_a_duplicate_at_the_files_far_ends_is_refused_naming_both_lines(home: Path, tmp_path: Path) -> None:
-    lines = run_lines()
-    run_finrag(home, "ingest", "trec-run", str(write(tmp_path / "good.trec", lines)), "--dataset", "ds",
+@pytest.fixture(scope="module")
+def landed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A home with `run_lines()` landed in slices as run R of dataset ds; tests copy it before they write."""
+    root = tmp_path_factory.mktemp("sliced")
+    home = root / "warehouse"
+    home.mkdir()
+    run_finrag(home, "ingest", "trec-run", str(write(root / "good.trec", run_lines())), "--dataset", "ds",
                "--run-id", "R", env=SMALL)
+    return home
+
+
+def test_a_duplicate_at_the_files_far_ends_is_refused_naming_both_lines(landed: Path, tmp_path: Path) -> None:
+    lines = run_lines()
+    home = copy_home(landed, tmp_path / "warehouse")
     assert len(parts(home, "retrieval_results", "run_id=R")) >= 5
     before = snapshot(home)
     topic, q0, docno, *_ = lines[0].split()
@@ -106,10 +119,9 @@ def test_a_duplicate_at_the_files_far_ends_is_refused_naming_both_lines(home: Pa
     no_leftovers(home)
 
 
-def test_a_bad_line_in_a_later_slice_lands_nothing(home: Path, tmp_path: Path) -> None:
+def test_a_bad_line_in_a_later_slice_lands_nothing(landed: Path, tmp_path: Path) -> None:
     lines = run_lines()
-    run_finrag(home, "ingest", "trec-run", str(write(tmp_path / "good.trec", lines)), "--dataset", "ds",
-               "--run-id", "R", env=SMALL)
+    home = copy_home(landed, tmp_path / "warehouse")
     assert len(parts(home, "retrieval_results", "run_id=R")) >= 5
     before = snapshot(home)
     n = len(lines)

@@ -28,17 +28,18 @@ from python_jobs.judging.verdicts import parse_reply, reply_schema
 from python_jobs.llm.client import ChatRequest, LLMClient
 from python_jobs.llm.config import LLMConfig
 from python_jobs.llm.server import EMBEDDED_MODEL, start_embedded_server
+from support.answers_homes import questions_home
 from support.cli import run_finrag
+from support.shared_home import copy_home
 
 
 @pytest.mark.slow
-def test_embedded_default_answers_two_questions(home: Path, shared_data: Path,
+def test_embedded_default_answers_two_questions(home: Path, tmp_path_factory: pytest.TempPathFactory,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     for var in ("FINRAG_LLM_BASE_URL", "FINRAG_LLM_MODEL", "FINRAG_LLM_API_KEY", "OPENAI_API_KEY"):
         monkeypatch.delenv(var, raising=False)
-    d = shared_data / "financebench" / "data"
-    run_finrag(home, "ingest", "financebench", "--questions", str(d / "financebench_open_source.jsonl"),
-               "--documents", str(d / "financebench_document_information.jsonl"))
+    home.rmdir()  # the FinanceBench questions: a copy of the session's shared ingest (support/answers_homes.py)
+    copy_home(questions_home(tmp_path_factory), home)
     t0 = time.perf_counter()
     proc = run_finrag(home, "answer", "--closed-book", "--dataset", "financebench", "--limit", "2",
                       "--max-tokens", "48", timeout=900)

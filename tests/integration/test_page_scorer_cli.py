@@ -1,6 +1,6 @@
 """`finrag train-page-scorer` and `finrag retrieve --retriever page_scorer` through the CLI on the small page corpus
-(support/page_corpus.py), then `finrag build`: the run lands like every run, and the marts (leaderboard, slices,
-oracle gap) and the staged `model_trainings` show it."""
+(support/page_corpus.py), then `finrag build` (of the marts the checks read and what they read): the run lands like
+every run, and the marts (leaderboard, slices, oracle gap) and the staged `model_trainings` show it."""
 
 from __future__ import annotations
 
@@ -47,7 +47,8 @@ def test_cli_train_retrieve_build(home, finrag):
         assert cached == {condition == "oracle_doc"}  # the first run embeds the pages, the second reads them
     runs["dense"] = finrag("retrieve", "--retriever", "dense", "--dataset", DATASET, "--k", "3").stdout.strip()
 
-    finrag("build")
+    finrag("build", "--select", "+mart_retrieval_leaderboard", "+mart_oracle_gap", "+mart_retrieval_by_slice",
+           "+stg_lake__model_trainings", "--indirect-selection", "cautious")
     board = dict(warehouse_query(home, (
         "select retriever || '/' || condition, count(*) from mart_retrieval_leaderboard "
         "where granularity = 'page' and metric = 'page_rec' and k = 3 group by 1")))

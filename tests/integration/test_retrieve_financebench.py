@@ -1,6 +1,8 @@
 """End to end on real FinanceBench data with one PDF (BESTBUY_2024Q2_10Q, 30 pages, 3 questions): the real CLIs
-ingest → chunk 1024/128 → index → retrieve (bm25, dense, hybrid, oracle_doc, oracle_page) → dbt build, and the
-marts' DocRec@5 / PageRec@5 equal the values worked out here from the landed results and the FinanceBench evidence."""
+ingest (the session's shared one-PDF home, support/answers_homes.py, copied) → chunk 1024/128 → index → retrieve
+(bm25, dense, hybrid, oracle_doc, oracle_page) → dbt build (of the retrieval scores and leaderboard the checks read),
+and the marts' DocRec@5 / PageRec@5 equal the values worked out here from the landed results and the FinanceBench
+evidence."""
 
 from __future__ import annotations
 
@@ -11,22 +13,20 @@ import polars as pl
 import pytest
 
 from python_jobs.core.lake import Lake
+from support.answers_homes import GOLD_DOC, one_pdf_home
+from support.shared_home import copy_home
 from support.warehouse import warehouse_query
 
 pytestmark = pytest.mark.slow
 
-DOC = "BESTBUY_2024Q2_10Q"
+DOC = GOLD_DOC
 CHUNKER = "tok1024o128-minilm"
 
 
 @pytest.fixture
-def fb_one_pdf(home: Path, finrag, shared_data: Path, tmp_path: Path) -> Path:
-    pdfs = tmp_path / "pdfs"
-    pdfs.mkdir()
-    (pdfs / f"{DOC}.pdf").symlink_to(shared_data / "financebench" / "pdfs" / f"{DOC}.pdf")  # read in place
-    d = shared_data / "financebench" / "data"
-    finrag("ingest", "financebench", "--questions", str(d / "financebench_open_source.jsonl"),
-           "--documents", str(d / "financebench_document_information.jsonl"), "--pdfs", str(pdfs))
+def fb_one_pdf(home: Path, finrag, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    home.rmdir()  # the fixture's empty home, replaced by a copy of the shared ingest
+    copy_home(one_pdf_home(tmp_path_factory)[0], home)
     finrag("chunk", "--dataset", "financebench", "--preset", "1024/128")
     out = finrag("index", "--dataset", "financebench")
     assert f"chunker_id={CHUNKER}" in out.stderr and "embedded=0" not in out.stderr
@@ -50,7 +50,8 @@ def test_financebench_one_pdf_runs_score_through_the_marts(fb_one_pdf: Path, fin
     ev = lake.read("evidence", where={"dataset": "financebench"})
     gold_q = sorted(set(ev.filter(pl.col("doc_id") == DOC)["question_id"].to_list()))
     assert len(gold_q) == 3
-    finrag("build")
+    finrag("build", "--select", "+fct_retrieval_question_scores", "+mart_retrieval_leaderboard",
+           "--indirect-selection", "cautious")
 
     for run_id in ids:
         run = lake.read_partition("retrieval_runs", run_id).row(0, named=True)

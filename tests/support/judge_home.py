@@ -1,6 +1,8 @@
 """The judge tests' FinanceBench home and helpers: FinanceBench's real questions and its 16 human-labelled answer
-runs ingested once (a base home, copied per test), the scripted-reply key of a rubric's question block, and
-`finrag judge` against the scripted OpenAI-compatible server (support/fake_llm.py)."""
+runs ingested once per test session (a base home shared by the judge suites through support/shared_home.py, made
+from the shared FinanceBench questions home of support/answers_homes.py, and copied per test that writes), the
+scripted-reply key of a rubric's question block, and `finrag judge` against the scripted OpenAI-compatible server
+(support/fake_llm.py)."""
 
 from __future__ import annotations
 
@@ -8,9 +10,13 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from python_jobs.core.lake import Lake
+from support.answers_homes import questions_home
 from support.cli import run_finrag
 from support.fake_llm import FakeLLM
+from support.shared_home import shared_home
 
 ORACLE = "gpt-4_oracle"
 # the line that opens each rubric's question block (prompts/judge_<metric>_v1.txt): scripted replies key on
@@ -20,21 +26,29 @@ LABELS = {"correctness": "Metric: correctness", "faithfulness": "Metric: faithfu
           "nac": "Metric: numerical accuracy"}
 
 
-def ingest_base(home: Path, shared_data: Path) -> dict:
-    """FinanceBench questions (no PDFs: the judge takes oracle evidence pages from the questions) and the 16
-    human-labelled answer runs, ingested into HOME; with each question's text and first reference answer."""
-    d = shared_data / "financebench"
-    run_finrag(home, "ingest", "financebench", "--questions", str(d / "data" / "financebench_open_source.jsonl"),
-               "--documents", str(d / "data" / "financebench_document_information.jsonl"))
-    run_finrag(home, "ingest", "financebench-answers", str(d / "results"))
+def ingest_base(home: Path, questions: Path, shared_data: Path) -> dict:
+    """FinanceBench questions (no PDFs: the judge takes oracle evidence pages from the questions; a copy of the
+    QUESTIONS home, support/answers_homes.py) and the 16 human-labelled answer runs, ingested into HOME; with each
+    question's text and first reference answer."""
+    shutil.copytree(questions, home, symlinks=True, dirs_exist_ok=True)
+    run_finrag(home, "ingest", "financebench-answers", str(shared_data / "financebench" / "results"))
     qs = Lake(home).read("questions")
-    return {"home": home, "text": dict(zip(qs["question_id"], qs["question"], strict=True)),
+    return {"text": dict(zip(qs["question_id"], qs["question"], strict=True)),
             "ref": {q: r[0] for q, r in zip(qs["question_id"], qs["reference_answers"].to_list(), strict=True)}}
+
+
+def shared_base(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> dict:
+    """`ingest_base` once per test session (every judge module and xdist worker reads the same home): {"home": the
+    shared home (read it, never write it; `copy_home` for a test that writes), "text", "ref"}."""
+    questions = questions_home(tmp_path_factory)
+    home, facts = shared_home(tmp_path_factory, "judge_financebench",
+                              lambda h: ingest_base(h, questions, shared_data))
+    return {"home": home, **facts}
 
 
 def copy_home(base: dict, home: Path) -> Path:
     """A private copy of the base home at HOME, for a test that writes."""
-    shutil.copytree(base["home"], home)
+    shutil.copytree(base["home"], home, symlinks=True)
     return home
 
 

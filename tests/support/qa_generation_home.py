@@ -1,6 +1,7 @@
 """The QA generation tests' synthetic corpus and helpers: the corpus made by `finrag synth`, ingested and chunked
-into a base home (copied per run), the instruction line of each agent's prompt and scripted replies keyed on them,
-and `finrag generate-qa` against the scripted OpenAI-compatible server (support/fake_llm.py)."""
+into a base home once per test session (shared by the QA generation modules through support/shared_home.py, and
+copied per run), the instruction line of each agent's prompt and scripted replies keyed on them, and
+`finrag generate-qa` against the scripted OpenAI-compatible server (support/fake_llm.py)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,13 @@ import subprocess
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from python_jobs.core.lake import Lake
 from support.cli import run_finrag
 from support.fake_llm import FakeLLM
 from support.paths import PROJECT
+from support.shared_home import shared_home
 
 DS = "demo_synthetic"
 CHARS = 1500  # --passage-chars default: what the prompts hold of each chunk
@@ -34,25 +37,32 @@ LONG_ANSWER = ("The company describes how its segments operate, how they sell to
 ARGS = ("--per-cell", "2", "--sample", "12", "--seed", "7", "--rounds", "2")
 
 
-def synth_corpus(root: Path) -> dict:
-    """The synthetic corpus (2 companies, 4 filings) made by `finrag synth` under ROOT, ingested and chunked 256/32
-    into a base home (ROOT/base); with the chunks long enough to generate from."""
-    out, base = root / "synth", root / "base"
-    base.mkdir()
+def _land_corpus(base: Path) -> dict:
+    """The synthetic corpus made by `finrag synth` beside BASE, ingested and chunked 256/32 into BASE."""
+    out = base.parent / "synth"
+    shutil.rmtree(out, ignore_errors=True)  # an interrupted build's
     subprocess.run([os.sys.executable, "-m", "python_jobs.cli", "synth", "--out", str(out), "--companies", "2",
                     "--questions-per-doc", "1"], check=True, cwd=PROJECT, capture_output=True)
     run_finrag(base, "ingest", "financebench", "--questions", str(out / "questions.jsonl"), "--documents",
                str(out / "documents.jsonl"), "--pdfs", str(out / "pdfs"), "--dataset", DS)
     run_finrag(base, "chunk", "--dataset", DS, "--preset", "256/32")
+    return {}
+
+
+def synth_corpus(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The synthetic corpus (2 companies, 4 filings) made by `finrag synth`, ingested and chunked 256/32 into a base
+    home once per test session (`base`: shared, read it, never write it); `root` a directory of the caller's for the
+    copies `fresh_home` makes; with the chunks long enough to generate from."""
+    base, _ = shared_home(tmp_path_factory, "qa_generation_corpus", _land_corpus)
     chunks = Lake(base).read("chunks").filter(pl.col("text").str.strip_chars().str.len_chars() >= 200)
-    return {"root": root, "base": base, "chunks": chunks}
+    return {"root": tmp_path_factory.mktemp("qagen"), "base": base, "chunks": chunks}
 
 
 def fresh_home(corpus: dict, name: str) -> Path:
     home = corpus["root"] / name
     if home.exists():
         shutil.rmtree(home)
-    shutil.copytree(corpus["base"], home)
+    shutil.copytree(corpus["base"], home, symlinks=True)
     return home
 
 

@@ -6,13 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from support.judge_home import copy_home, ingest_base
+from support.judge_home import copy_home, shared_base
 
 
 @pytest.fixture(scope="module")
 def base(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> dict:
-    """FinanceBench questions and the 16 human-labelled answer runs, ingested once per test module."""
-    return ingest_base(tmp_path_factory.mktemp("judge") / "warehouse", shared_data)
+    """FinanceBench questions and the 16 human-labelled answer runs, ingested once per test session into a home the
+    judge modules share (support/shared_home.py): read it, never write it."""
+    return shared_base(tmp_path_factory, shared_data)
 
 
 @pytest.fixture

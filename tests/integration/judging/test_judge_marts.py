@@ -1,6 +1,10 @@
-"""The judge marts under a real `dbt build`: normalisation and its range test, the leaderboard (N/A and failed
-counted, never averaged; -1 a real score), slices, the answer-file combined score, and judge-human agreement
-(accuracy, Cohen's kappa, confusion) against FinanceBench's human labels, checked against sklearn."""
+"""The judge marts under a real `dbt build` (of the marts a test reads and everything upstream of them): normalisation
+and its range test, the leaderboard (N/A and failed counted, never averaged; -1 a real score), slices, the
+answer-file combined score, and judge-human agreement (accuracy, Cohen's kappa, confusion) against FinanceBench's
+human labels, checked against sklearn.
+
+The two fault tests start from one home built once per module (a single in-scale judgment through
+fct_judge_scores), each on its own copy."""
 
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ from python_jobs.warehouse.dbt_runner import run_dbt
 from support.cli import dbt_build, run_finrag
 from support.fake_llm import Behaviour, FakeLLM
 from support.judge_home import ORACLE, judge, key, oracle_qids, run_id_of
+from support.shared_home import copy_home
 from support.warehouse import warehouse_query
 
 
@@ -31,20 +36,30 @@ def land_judgment(home: Path, judge_run_id: str, raw: float) -> None:
     ])
 
 
-def test_off_scale_raw_score_fails_the_build(home: Path) -> None:
-    select = ("--select", "+fct_judge_scores", "--indirect-selection", "cautious")
+SCORES_ONLY = ("--select", "+fct_judge_scores", "--indirect-selection", "cautious")
+
+
+@pytest.fixture(scope="module")
+def in_scale(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A home with one in-scale judgment (raw 2 of correctness' -1..2), built through fct_judge_scores; the tests
+    copy it before they write."""
+    home = tmp_path_factory.mktemp("in_scale") / "warehouse"
     land_judgment(home, "in_scale", 2.0)
-    dbt_build(home, *select)
+    dbt_build(home, *SCORES_ONLY)
+    return home
+
+
+def test_off_scale_raw_score_fails_the_build(in_scale: Path, tmp_path: Path) -> None:
+    home = copy_home(in_scale, tmp_path / "warehouse")
     assert warehouse_query(home, "select normalized_score from fct_judge_scores") == [(1.0,)]
     land_judgment(home, "off_scale", 5.0)  # the lake contract does not know scales: the build must catch it
-    proc = run_finrag(home, "build", *select, check=False)
+    proc = run_finrag(home, "build", *SCORES_ONLY, check=False)
     assert proc.returncode != 0
     assert "in_range_fct_judge_scores_normalized_score" in proc.stdout and "FAIL 1" in proc.stdout
 
 
-def test_a_null_in_a_required_column_fails_naming_the_column(home: Path) -> None:
-    land_judgment(home, "in_scale", 2.0)
-    dbt_build(home, "--select", "+fct_judge_scores", "--indirect-selection", "cautious")
+def test_a_null_in_a_required_column_fails_naming_the_column(in_scale: Path, tmp_path: Path) -> None:
+    home = copy_home(in_scale, tmp_path / "warehouse")
     con = duckdb.connect(str(home / "finrag.duckdb"))
     con.execute("update fct_judge_scores set judge_model = null, metric = null")  # what a faulty model would write
     con.close()
@@ -90,7 +105,10 @@ def test_financebench_judge_run_marts_and_agreement(base: dict, wh: Path, tmp_pa
     with FakeLLM(Behaviour(script=script)) as fake:
         jid = run_id_of(judge(wh, fake, "--answer-run", ORACLE, "--metrics", "correctness,faithfulness,acc,hal",
                               *[a for q in qids for a in ("--question-id", q)]))
-    dbt_build(wh)
+    # what the checks below read (the judge marts and everything upstream of them), with their data tests
+    dbt_build(wh, "--select", "+mart_judge_leaderboard", "+mart_judge_by_slice", "+mart_answer_file_scores",
+              "+mart_answer_file_leaderboard", "+mart_judge_agreement", "+mart_judge_confusion",
+              "--indirect-selection", "cautious")
 
     j = Lake(wh).read("judgments", where={"judge_run_id": jid})
     by = {(r["question_id"], r["metric"]): r for r in j.iter_rows(named=True)}
