@@ -2,7 +2,7 @@
 state: the first caller builds it under a file lock, the others wait and reuse it. A shared home is read-only to
 its users; a test that writes (lands a run, builds again) works on `copy_home`'s copy.
 
-Why: most of the suite's time is real `finrag ingest` / `dbt build` runs of real homes (tests/README, issue 31); a
+Why: most of the suite's time is real `finrag ingest` / `dbt build` runs of real homes (issue 31); a
 home several modules read is built once instead of once per module.
 """
 
