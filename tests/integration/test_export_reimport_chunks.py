@@ -4,13 +4,13 @@ the re-import takes each docno's document and pages from the chunks table. The s
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
 from python_jobs.core.lake import Lake
 from support.cli import run_finrag
+from support.shared_home import copy_home
 from support.warehouse import warehouse_query
 
 
@@ -29,8 +29,7 @@ def synth_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def synth(home: Path, synth_template: Path) -> Path:
     """The ingested synthetic corpus in this test's `home` (a copy of the template's lake)."""
-    shutil.copytree(synth_template, home, symlinks=True, dirs_exist_ok=True)
-    return home
+    return copy_home(synth_template, home)
 
 
 def test_pdf_chunk_run_round_trips_through_trec(home: Path, synth: Path, finrag, tmp_path: Path) -> None:

@@ -9,7 +9,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +18,7 @@ import pytest
 from python_jobs.core.lake import Lake
 from support.cli import run_finrag
 from support.paths import PROJECT
+from support.shared_home import copy_home
 
 GOOD = "financerag_finqabench"  # a real BEIR set landed before every bad load
 
@@ -45,7 +45,7 @@ def good_template(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -
 def good(home: Path, good_template: tuple[Path, dict[str, str]]) -> dict[str, str]:
     """The good load in this test's `home`: a copy of the template's lake (the test writes into its copy only)."""
     template, snap = good_template
-    shutil.copytree(template, home, symlinks=True, dirs_exist_ok=True)
+    copy_home(template, home)
     assert snapshot(home) == snap
     return snap
 

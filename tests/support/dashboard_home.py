@@ -1,5 +1,5 @@
 """One warehouse home for the dashboard tests, built through the real CLI, once per test session (also across
-pytest-xdist workers: the first builds it under a file lock, the others reuse it).
+pytest-xdist workers: support/shared_home.py, the first builds it under a file lock, the others reuse it).
 
 - demo_synthetic: `finrag synth` (2 companies) → ingest → chunk 256/32 → bm25 full + bm25 oracle_page → a sweep of
   chunk size 128 / 256 x bm25 / keywords (its baseline the bm25 run) → answers
@@ -18,10 +18,7 @@ the build, so no test ever writes the shared home.
 
 from __future__ import annotations
 
-import fcntl
-import json
 import os
-import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +30,7 @@ from python_jobs.core.lake import Lake
 from support.cli import run_finrag
 from support.fake_llm import Behaviour, FakeLLM
 from support.paths import PROJECT, SHARED_DATA
+from support.shared_home import copy_home, shared_home
 
 if str(PROJECT) not in sys.path:  # `dashboards` (the app's data functions) is imported from the checkout
     sys.path.insert(0, str(PROJECT))
@@ -145,33 +143,15 @@ def build(root: Path) -> dict:
 
 
 def dashboard_home(tmp_path_factory: pytest.TempPathFactory) -> DashHome:
-    """The home, built once per session (the `dash` fixture, tests/integration/dashboard/conftest.py)."""
-    # shared by xdist workers: under xdist a worker's basetemp is <session basetemp>/popen-gwN.
-    # FINRAG_DASHBOARD_FIXTURE_DIR reuses (or builds once into) a fixed directory when iterating on the tests.
-    base = tmp_path_factory.getbasetemp()
+    """The home, built once per session (the `dash` fixture, tests/integration/dashboard/conftest.py), with the two
+    copies beside it. FINRAG_DASHBOARD_FIXTURE_DIR reuses (or builds once into) a fixed directory when iterating on
+    the tests."""
+    def build_with_copies(home: Path) -> dict:
+        facts = build(home.parent)
+        for copy in ("docs", "lock"):
+            copy_home(home, home.parent / f"warehouse_{copy}")
+        return facts
+
     fixed = os.environ.get("FINRAG_DASHBOARD_FIXTURE_DIR")
-    shared = (Path(fixed) if fixed
-              else (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "dashboard_home")
-    shared.mkdir(exist_ok=True)
-    with (shared / ".lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            facts_file, failed = shared / "facts.json", shared / "failed.txt"
-            if failed.exists() and not fixed:  # one failed build is enough: other tests (and workers) report it
-                pytest.fail(f"the dashboard fixture home failed to build: {failed.read_text()[:4000]}")
-            if not facts_file.exists():
-                for leftover in shared.iterdir():  # an interrupted build (FINRAG_DASHBOARD_FIXTURE_DIR)
-                    if leftover.name != ".lock":
-                        shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
-                try:
-                    facts = build(shared)
-                except BaseException as exc:
-                    failed.write_text(str(exc))
-                    raise
-                for copy in ("docs", "lock"):
-                    shutil.copytree(shared / "warehouse", shared / f"warehouse_{copy}", symlinks=True)
-                facts_file.write_text(json.dumps(facts))
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-    return DashHome(shared / "warehouse", shared / "warehouse_docs", shared / "warehouse_lock",
-                    json.loads(facts_file.read_text()))
+    home, facts = shared_home(tmp_path_factory, "dashboard", build_with_copies, fixed=Path(fixed) if fixed else None)
+    return DashHome(home, home.parent / "warehouse_docs", home.parent / "warehouse_lock", facts)

@@ -6,7 +6,6 @@ scripted-reply key of a rubric's question block, and `finrag judge` against the 
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from python_jobs.core.lake import Lake
 from support.answers_homes import questions_home
 from support.cli import run_finrag
 from support.fake_llm import FakeLLM
+from support.shared_home import copy_home as shared_copy
 from support.shared_home import shared_home
 
 ORACLE = "gpt-4_oracle"
@@ -30,7 +30,7 @@ def ingest_base(home: Path, questions: Path, shared_data: Path) -> dict:
     """FinanceBench questions (no PDFs: the judge takes oracle evidence pages from the questions; a copy of the
     QUESTIONS home, support/answers_homes.py) and the 16 human-labelled answer runs, ingested into HOME; with each
     question's text and first reference answer."""
-    shutil.copytree(questions, home, symlinks=True, dirs_exist_ok=True)
+    shared_copy(questions, home)
     run_finrag(home, "ingest", "financebench-answers", str(shared_data / "financebench" / "results"))
     qs = Lake(home).read("questions")
     return {"text": dict(zip(qs["question_id"], qs["question"], strict=True)),
@@ -48,8 +48,7 @@ def shared_base(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> 
 
 def copy_home(base: dict, home: Path) -> Path:
     """A private copy of the base home at HOME, for a test that writes."""
-    shutil.copytree(base["home"], home, symlinks=True)
-    return home
+    return shared_copy(base["home"], home)
 
 
 def key(base: dict, metric: str, qid: str) -> str:

@@ -17,7 +17,7 @@ from python_jobs.core.lake import Lake
 from support.cli import run_finrag
 from support.fake_llm import FakeLLM
 from support.paths import PROJECT
-from support.shared_home import shared_home
+from support.shared_home import copy_home, shared_home
 
 DS = "demo_synthetic"
 CHARS = 1500  # --passage-chars default: what the prompts hold of each chunk
@@ -62,7 +62,7 @@ def fresh_home(corpus: dict, name: str) -> Path:
     home = corpus["root"] / name
     if home.exists():
         shutil.rmtree(home)
-    shutil.copytree(corpus["base"], home, symlinks=True)
+    copy_home(corpus["base"], home)
     return home
 
 

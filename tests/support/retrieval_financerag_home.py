@@ -6,14 +6,13 @@ itself is never written."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
 from support.cli import run_finrag
 from support.paths import SHARED_DATA
-from support.shared_home import shared_home
+from support.shared_home import copy_home, shared_home
 
 # directory under financerag_icaif24 -> dataset name
 FINANCERAG_SETS = {name: f"financerag_{name.lower()}" for name in
@@ -31,5 +30,4 @@ def land_financerag_copy(tmp_path_factory: pytest.TempPathFactory, home: Path) -
     """`home` (an empty directory: conftest's `home`) made a private copy of the shared home with the seven sets
     landed; the test writes into it as into any home."""
     shared, _facts = shared_home(tmp_path_factory, "financerag_beir", _land)
-    shutil.copytree(shared, home, symlinks=True, dirs_exist_ok=True)
-    return home
+    return copy_home(shared, home)

@@ -24,20 +24,24 @@ def _session_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
-def shared_home(tmp_path_factory: pytest.TempPathFactory, name: str,
-                build: Callable[[Path], dict]) -> tuple[Path, dict]:
-    """(home, facts): `build(home)` run once per session into <session>/shared_<name>/warehouse; its return value
-    (JSON-able facts: run ids and the like) is kept beside it. A failed build fails every later caller at once."""
-    shared = _session_dir(tmp_path_factory) / f"shared_{name}"
-    shared.mkdir(exist_ok=True)
+def shared_home(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], dict],
+                fixed: Path | None = None) -> tuple[Path, dict]:
+    """(home, facts): `build(home)` run once per session into <session>/shared_<name>/warehouse (or FIXED/warehouse,
+    kept between sessions while iterating on tests); its return value (JSON-able facts: run ids and the like) is kept
+    beside it, and `build` may leave more beside the home, in home.parent. A failed build fails every later caller of
+    the session at once (a FIXED directory is built again instead)."""
+    shared = fixed or _session_dir(tmp_path_factory) / f"shared_{name}"
+    shared.mkdir(parents=True, exist_ok=True)
     home, facts_file, failed = shared / "warehouse", shared / "facts.json", shared / "failed.txt"
     with (shared / ".lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
-            if failed.exists():
+            if failed.exists() and fixed is None:
                 pytest.fail(f"the shared home {name!r} failed to build: {failed.read_text()[:4000]}")
             if not facts_file.exists():
-                shutil.rmtree(home, ignore_errors=True)  # an interrupted build
+                for leftover in shared.iterdir():  # an interrupted or failed build's
+                    if leftover.name != ".lock":
+                        shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
                 home.mkdir()
                 try:
                     facts = build(home)
@@ -51,6 +55,7 @@ def shared_home(tmp_path_factory: pytest.TempPathFactory, name: str,
 
 
 def copy_home(home: Path, dest: Path) -> Path:
-    """A private copy of a (shared) home at `dest`, to write into: the lake, the warehouse file, dbt's target dir."""
-    shutil.copytree(home, dest, symlinks=True)
+    """A private copy of a (shared) home at `dest` (new, or an empty directory such as conftest's `home`), to write
+    into: the lake, the warehouse file, dbt's target dir."""
+    shutil.copytree(home, dest, symlinks=True, dirs_exist_ok=True)
     return dest

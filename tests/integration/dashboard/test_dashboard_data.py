@@ -17,6 +17,7 @@ from support.cli import run_finrag
 from support.dashboard_home import DATASET, DashHome
 from support.paths import PROJECT
 from support.published import read_mart
+from support.shared_home import copy_home
 
 PAGES = ("overview", "leaderboard", "heatmap", "slices", "run_vs_run", "judge_agreement", "drilldown", "judged",
          "qa_generation", "costs", "sweeps")
@@ -396,12 +397,9 @@ def empty_states(dash: DashHome, tmp_path_factory: pytest.TempPathFactory) -> tu
     - a judge run of the synthetic RAG answers whose every judgment failed (an endpoint that never answered);
     - a dataset whose questions carry no reference answer (a retrieval benchmark), answered by a run.
     The two touch disjoint datasets and runs."""
-    import shutil
-
     from python_jobs.core.contracts import contract
 
-    home = tmp_path_factory.mktemp("empty_states") / "warehouse"
-    shutil.copytree(dash.home, home, symlinks=True)
+    home = copy_home(dash.home, tmp_path_factory.mktemp("empty_states") / "warehouse")
     judge_run = f"{dash.facts['rag']}-judge-failed"
     run = contract("judge_runs").frame([{"judge_run_id": judge_run, "answer_run_id": dash.facts["rag"],
                                          "judge_model": "fake-model", "rubric_version": "judge_correctness_v1@x",
