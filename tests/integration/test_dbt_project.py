@@ -78,6 +78,7 @@ def test_a_fresh_home_starts_from_the_last_parse_state(tmp_path: Path, monkeypat
     from python_jobs.warehouse.dbt_runner import parse_cache, run_dbt
 
     monkeypatch.setenv("FINRAG_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("DBT_LOG_LEVEL_FILE", "debug")  # dbt logs its partial-parse decisions at debug level
 
     def parse(home: Path, *args: str) -> str:
         assert run_dbt(["parse", *args], home=home, quiet=True) == 0
