@@ -85,20 +85,23 @@ FINGERPRINT_MAX_BYTES = 32 * 2**20
 def gx() -> Any:
     """The great_expectations module, imported on first use (3-4.5 s)."""
     warnings.filterwarnings("ignore", module=r"great_expectations(\..*)?$")
-    # with the Spark extra installed GX imports pyspark, which warns that it predates pandas 3 (the jobs never use it)
-    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
-    # ... and tries pyspark.sql.connect, whose import calls sys.exit(0) without grpc in a process whose __main__ has
-    # no file (a pytest-xdist worker, `python -c`): hidden for GX's import, GX takes it as absent (its pandas route
-    # never needs it)
-    hide_connect = "pyspark.sql.connect" not in sys.modules
-    if hide_connect:
-        sys.modules["pyspark.sql.connect"] = None  # type: ignore[assignment]
+    # With the Spark extra installed GX imports pyspark (and pyspark.ml) when it finds it: a quarter of a second of
+    # every landing's import, a warning that pyspark predates pandas 3, and pyspark.sql.connect, whose import calls
+    # sys.exit(0) without grpc in a process whose __main__ has no file (a pytest-xdist worker, `python -c`). Its
+    # pandas route never needs Spark, so pyspark is hidden for GX's import and GX takes it as absent (its
+    # compatibility layer's own fallback); a process that already imported pyspark keeps it.
+    hidden = [name for name in ("pyspark", "pyspark.sql.connect") if name not in sys.modules]
+    if "pyspark" not in hidden:
+        warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
+    for name in hidden:
+        sys.modules[name] = None  # type: ignore[assignment]
     try:
         import great_expectations
         from great_expectations.execution_engine import pandas_execution_engine
     finally:
-        if hide_connect and sys.modules.get("pyspark.sql.connect", 0) is None:
-            del sys.modules["pyspark.sql.connect"]
+        for name in hidden:
+            if sys.modules.get(name, 0) is None:
+                del sys.modules[name]
 
     # GX fingerprints every pandas batch below 1 GB (an md5 over the whole frame, shown as a batch marker in Data
     # Docs): on a 10M-row run it costs more than all the expectations together, so only small batches get one
