@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from support import forkserver
 from support.paths import PROJECT
 
 
@@ -16,10 +17,12 @@ def run_finrag(home: Path, *args: str, check: bool = True, timeout: float = 900,
                env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """Run `finrag --home HOME ARGS...` as a subprocess (env: extra variables); on check, fail with its output."""
     env = {**os.environ, "FINRAG_HOME": str(home), **(env or {})}
-    proc = subprocess.run(
-        [sys.executable, "-m", "python_jobs.cli", "--home", str(home), *args],
-        capture_output=True, text=True, env=env, cwd=PROJECT, timeout=timeout,
-    )
+    argv = ["--home", str(home), *args]
+    if forkserver.usable(env):
+        proc = forkserver.run(argv, env=env, cwd=PROJECT, timeout=timeout)
+    else:
+        proc = subprocess.run([sys.executable, "-m", forkserver.CLI_MODULE, *argv], capture_output=True, text=True,
+                              env=env, cwd=PROJECT, timeout=timeout)
     if check and proc.returncode != 0:
         pytest.fail(f"finrag {' '.join(args)} exited {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}")
     return proc

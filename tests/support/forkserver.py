@@ -1,0 +1,180 @@
+"""A warm interpreter for the `finrag` subprocesses the tests start (support.cli.run_finrag).
+
+Every `finrag` process that lands data imports Great Expectations for its validation (~2 s of CPU) and Polars,
+pandas and DuckDB (~0.4 s): about three seconds of the ~four a small landing costs, paid ~400 times a suite. This
+module's server (one per pytest process, started on first use) imports them once; each `finrag` call is then a fork
+of it, which sets the call's environment, working directory, stdin (/dev/null), stdout and stderr (files the client
+reads back), runs `python -m python_jobs.cli` as a fresh interpreter would, and exits through the interpreter's normal
+shutdown (atexit handlers, non-daemon threads, buffered output). What runs is the same code in a real process; only
+the imports were done before the fork.
+
+What the server imports is the project's own code and the libraries every landing imports (the list in `preload`),
+nothing that reads the environment at import time (models, torch and LanceDB are imported by the child as before).
+A call whose environment changes how an interpreter starts (a PYTHON* variable) runs as a plain subprocess, and so
+does every call when FINRAG_TEST_FORKSERVER=0.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+PROJECT = Path(__file__).resolve().parents[2]
+if __name__ == "__main__":
+    # as `python -m python_jobs.cli` run in the project sees it: the project first, not tests/support
+    sys.path[0] = str(PROJECT)
+
+import atexit  # noqa: E402
+import contextlib  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import shutil  # noqa: E402
+import signal  # noqa: E402
+import socket  # noqa: E402
+import subprocess  # noqa: E402
+import tempfile  # noqa: E402
+import threading  # noqa: E402
+
+ENABLE_ENV = "FINRAG_TEST_FORKSERVER"
+CLI_MODULE = "python_jobs.cli"
+
+
+def startup_env(env: dict[str, str]) -> dict[str, str]:
+    """The variables an interpreter reads when it starts: a call that changes them cannot be a fork."""
+    return {k: v for k, v in env.items() if k.startswith("PYTHON")}
+
+
+# ---- the server ---------------------------------------------------------------------------------------------------
+def preload() -> None:
+    import duckdb  # noqa: F401
+    import pandas  # noqa: F401
+    import polars  # noqa: F401
+    import pyarrow  # noqa: F401
+
+    import python_jobs.cli  # noqa: F401
+    import python_jobs.core.lake  # noqa: F401
+    from python_jobs.core.validation import gx
+
+    gx()
+
+
+def _send(conn: socket.socket, message: dict) -> None:
+    conn.sendall(json.dumps(message).encode() + b"\n")
+
+
+def _run_cli(request: dict) -> None:
+    """In the forked child: become the `finrag` process of `request`; never returns to the server's loop."""
+    os.setpgid(0, 0)  # its own process group: a timeout kills it and what it started
+    for fd, path, flags in ((0, os.devnull, os.O_RDONLY), (1, request["stdout"], os.O_WRONLY),
+                            (2, request["stderr"], os.O_WRONLY)):
+        target = os.open(path, flags)
+        os.dup2(target, fd)
+        os.close(target)
+    os.environ.clear()
+    os.environ.update(request["env"])
+    os.chdir(request["cwd"])
+    sys.argv = ["-m", *request["args"]]
+    import runpy
+
+    # SystemExit and errors leave through the interpreter, as in `python -m python_jobs.cli`
+    runpy.run_module(CLI_MODULE, run_name="__main__", alter_sys=True)
+    raise SystemExit(0)
+
+
+def serve(path: str) -> None:
+    preload()
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(path)
+    server.listen(16)
+    server.settimeout(1.0)
+    print("ready", flush=True)
+    while os.getppid() != 1:  # the pytest process that started it is gone: stop
+        with_children = True
+        while with_children:  # reap the finished handlers
+            try:
+                with_children = os.waitpid(-1, os.WNOHANG)[0] != 0
+            except ChildProcessError:
+                with_children = False
+        try:
+            conn, _ = server.accept()
+        except TimeoutError:
+            continue
+        sys.stdout.flush()
+        sys.stderr.flush()
+        if os.fork() != 0:
+            conn.close()
+            continue
+        # the handler: reads the request, forks the `finrag` process, reports its pid and then its exit code
+        server.close()
+        conn.settimeout(None)
+        request = json.loads(conn.makefile("rb").readline())
+        pid = os.fork()
+        if pid == 0:
+            conn.close()
+            _run_cli(request)
+        _send(conn, {"pid": pid})
+        _, status = os.waitpid(pid, 0)
+        _send(conn, {"returncode": os.waitstatus_to_exitcode(status)})
+        conn.close()
+        os._exit(0)
+
+
+# ---- the client -----------------------------------------------------------------------------------------------------
+class _Server:
+    def __init__(self) -> None:
+        self.dir = tempfile.mkdtemp(prefix="finrag-forkserver-")
+        self.path = os.path.join(self.dir, "socket")
+        self.env = dict(os.environ)
+        self.proc = subprocess.Popen([sys.executable, __file__, self.path], cwd=PROJECT, env=self.env,
+                                     stdout=subprocess.PIPE, text=True)
+        if self.proc.stdout is None or self.proc.stdout.readline().strip() != "ready":
+            raise RuntimeError("the finrag fork server did not start")
+        atexit.register(self.stop)
+
+    def stop(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def run(self, args: list[str], env: dict[str, str], cwd: Path, timeout: float) -> subprocess.CompletedProcess:
+        with tempfile.TemporaryDirectory(dir=self.dir) as tmp:
+            out, err = Path(tmp) / "stdout", Path(tmp) / "stderr"
+            out.touch()
+            err.touch()
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+                conn.connect(self.path)
+                conn.settimeout(timeout)
+                _send(conn, {"args": args, "env": env, "cwd": str(cwd), "stdout": str(out), "stderr": str(err)})
+                replies = conn.makefile("rb")
+                pid = json.loads(replies.readline())["pid"]
+                try:
+                    returncode = json.loads(replies.readline())["returncode"]
+                except TimeoutError:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(pid, signal.SIGKILL)
+                    raise subprocess.TimeoutExpired(args, timeout, out.read_text(), err.read_text()) from None
+            return subprocess.CompletedProcess(args, returncode, out.read_text(), err.read_text())
+
+
+_server: _Server | None = None
+_lock = threading.Lock()
+
+
+def usable(env: dict[str, str]) -> bool:
+    if os.environ.get(ENABLE_ENV, "1") == "0":
+        return False
+    return _server is None or startup_env(env) == startup_env(_server.env)
+
+
+def run(args: list[str], env: dict[str, str], cwd: Path, timeout: float) -> subprocess.CompletedProcess:
+    """`python -m python_jobs.cli ARGS` as a fork of the warm interpreter (see the module docstring)."""
+    global _server
+    with _lock:
+        if _server is None or _server.proc.poll() is not None:
+            _server = _Server()
+        server = _server
+    return server.run(args, env, cwd, timeout)
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1])
