@@ -15,7 +15,6 @@ from support.toy_corpus import land_corpus
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "False")
 
 
 @pytest.fixture(scope="session")

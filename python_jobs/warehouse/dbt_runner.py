@@ -26,10 +26,6 @@ def dbt_command() -> list[str]:
 # every project file, var, env var and version, and re-parses what differs (all of it when the profile or the vars
 # differ), so a stale copy costs nothing but the parse it would have paid anyway.
 PARSE_STATE = "partial_parse.msgpack"
-# dbt logs every event to <home>/dbt_logs/dbt.log at debug level by default: formatting, secret-scrubbing and
-# rotation checks of those ~10,000 records cost ~2 s of CPU in a 20 s build of a small home. The file keeps dbt's
-# INFO events; `--verbose` (dbt's --debug) or DBT_LOG_LEVEL_FILE=debug brings the debug events back.
-LOG_LEVEL_FILE_ENV = "DBT_LOG_LEVEL_FILE"
 DUCKDB_PATH_ENV = "FINRAG_DUCKDB_PATH"  # profiles.yml: the DuckDB file, relative to dbt's working directory
 
 
@@ -65,9 +61,8 @@ def run_dbt(args: list[str], home: str | os.PathLike[str] | None = None, quiet: 
     h = warehouse_home(home)
     h.mkdir(parents=True, exist_ok=True)
     duckdb_target = target in (None, "dev")
-    env = {LOG_LEVEL_FILE_ENV: "debug" if "--debug" in args else "info",
-           **os.environ, HOME_ENV: str(h), "DBT_SEND_ANONYMOUS_USAGE_STATS": "False",
-           **({DUCKDB_PATH_ENV: WAREHOUSE_FILE} if duckdb_target else {}), **(env or {})}
+    env = {**os.environ, HOME_ENV: str(h), **({DUCKDB_PATH_ENV: WAREHOUSE_FILE} if duckdb_target else {}),
+           **(env or {})}
     launcher = [sys.executable, "-m", "python_jobs.warehouse.spark_session"] if target == "spark" else dbt_command()
     target_path = h / ("dbt_target" if duckdb_target else f"dbt_target_{target}")
     cmd = [

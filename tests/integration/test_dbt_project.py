@@ -38,6 +38,16 @@ def test_build_on_an_empty_home_is_green(empty_built: Path) -> None:
     # that every model also runs on Spark (not merely transpiles) is tests/integration/test_spark_target.py
 
 
+def test_dbt_takes_its_settings_from_the_project(empty_built: Path) -> None:
+    """dbt_project.yml's `flags:` are the one place of dbt's own settings, for `finrag build` as for a plain `dbt
+    build`: no usage events (the manifest records the setting dbt ran with), and dbt.log at INFO, without debug
+    events."""
+    manifest = json.loads((empty_built / "dbt_target" / "manifest.json").read_text())
+    assert manifest["metadata"]["send_anonymous_usage_stats"] is False
+    log = (empty_built / "dbt_logs" / "dbt.log").read_text()
+    assert "[info ]" in log and "[debug]" not in log
+
+
 def test_topic_tree_errors_name_the_node(tmp_path: Path, finrag) -> None:
     bad = tmp_path / "tree.json"
     bad.write_text(json.dumps({"topic_name": "root", "sub_topics": [{"name": "oops"}]}))

@@ -30,8 +30,7 @@ def copy_project(dest: Path, source: Path = PROJECT) -> Path:
 
 def plain_dbt_build(project: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """`dbt build [args]` in `project` over `home`; fails with dbt's output when dbt fails."""
-    env = {**os.environ, "FINRAG_HOME": str(home), "PYTHONPATH": str(project),
-           "DBT_SEND_ANONYMOUS_USAGE_STATS": "False"}
+    env = {**os.environ, "FINRAG_HOME": str(home), "PYTHONPATH": str(project)}
     proc = subprocess.run([*dbt_command(), "build", "--quiet", *args], cwd=project, env=env, capture_output=True,
                           text=True, timeout=900)
     assert proc.returncode == 0, f"dbt build exited {proc.returncode}\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
