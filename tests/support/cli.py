@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,12 +16,8 @@ def run_finrag(home: Path, *args: str, check: bool = True, timeout: float = 900,
                env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """Run `finrag --home HOME ARGS...` as a subprocess (env: extra variables); on check, fail with its output."""
     env = {**os.environ, "FINRAG_HOME": str(home), **(env or {})}
-    argv = ["--home", str(home), *args]
-    if forkserver.usable(env):
-        proc = forkserver.run(argv, env=env, cwd=PROJECT, timeout=timeout)
-    else:
-        proc = subprocess.run([sys.executable, "-m", forkserver.CLI_MODULE, *argv], capture_output=True, text=True,
-                              env=env, cwd=PROJECT, timeout=timeout)
+    run = forkserver.run if forkserver.usable(env) else forkserver.run_plain
+    proc = run(["--home", str(home), *args], env=env, cwd=PROJECT, timeout=timeout)
     if check and proc.returncode != 0:
         pytest.fail(f"finrag {' '.join(args)} exited {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}")
     return proc

@@ -81,6 +81,14 @@ def _run_cli(request: dict) -> None:
     raise SystemExit(0)
 
 
+def _reap() -> None:
+    """Collect the handlers that finished (not SIGCHLD=SIG_IGN: a `finrag` process would inherit it, and its own
+    subprocesses' exit codes would be lost)."""
+    with contextlib.suppress(ChildProcessError):
+        while os.waitpid(-1, os.WNOHANG)[0] != 0:
+            pass
+
+
 def serve(path: str) -> None:
     preload()
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -89,12 +97,7 @@ def serve(path: str) -> None:
     server.settimeout(1.0)
     print("ready", flush=True)
     while os.getppid() != 1:  # the pytest process that started it is gone: stop
-        with_children = True
-        while with_children:  # reap the finished handlers
-            try:
-                with_children = os.waitpid(-1, os.WNOHANG)[0] != 0
-            except ChildProcessError:
-                with_children = False
+        _reap()
         try:
             conn, _ = server.accept()
         except TimeoutError:
@@ -161,9 +164,17 @@ _lock = threading.Lock()
 
 
 def usable(env: dict[str, str]) -> bool:
+    """Whether a call with `env` can be a fork: forking is on, and `env` starts an interpreter as the server's
+    environment (this process's, for a server not started yet) did."""
     if os.environ.get(ENABLE_ENV, "1") == "0":
         return False
-    return _server is None or startup_env(env) == startup_env(_server.env)
+    return startup_env(env) == startup_env(_server.env if _server is not None else dict(os.environ))
+
+
+def run_plain(args: list[str], env: dict[str, str], cwd: Path, timeout: float) -> subprocess.CompletedProcess:
+    """`python -m python_jobs.cli ARGS` as a plain subprocess."""
+    return subprocess.run([sys.executable, "-m", CLI_MODULE, *args], capture_output=True, text=True, env=env,
+                          cwd=cwd, timeout=timeout)
 
 
 def run(args: list[str], env: dict[str, str], cwd: Path, timeout: float) -> subprocess.CompletedProcess:

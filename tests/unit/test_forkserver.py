@@ -4,8 +4,6 @@ stdout, stderr and exit code for a landing and for a usage error, and the call's
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,11 +14,6 @@ from support.paths import PROJECT, SHARED_DATA
 pytestmark = pytest.mark.slow  # each plain call imports Great Expectations
 
 QRELS = SHARED_DATA / "trec_eval_fixtures" / "qrels.test"
-
-
-def plain(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", forkserver.CLI_MODULE, *args], capture_output=True, text=True,
-                          env=env, cwd=PROJECT, timeout=300)
 
 
 def test_a_fork_prints_and_exits_as_a_plain_process(tmp_path: Path) -> None:
@@ -34,7 +27,8 @@ def test_a_fork_prints_and_exits_as_a_plain_process(tmp_path: Path) -> None:
             home = tmp_path / how / name.replace(" ", "_")
             env = {**os.environ, "FINRAG_HOME": str(home)}
             argv = ["--home", str(home), *args]
-            proc = forkserver.run(argv, env, PROJECT, 300) if how == "fork" else plain(argv, env)
+            run = forkserver.run if how == "fork" else forkserver.run_plain
+            proc = run(argv, env, PROJECT, 300)
             results[how] = (proc.returncode, proc.stdout, proc.stderr.replace(str(home), "HOME"))
         assert results["fork"] == results["plain"], name
     assert results["fork"][0] == 2 and "does not exist" in results["fork"][2]
@@ -48,3 +42,11 @@ def test_the_calls_environment_reaches_the_process(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "x"
     assert list((home / "lake" / "evidence").glob("load_id=x/*.parquet"))
+
+
+def test_a_call_that_starts_another_interpreter_is_not_forked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before the server starts as after: a PYTHON* variable other than the server's environment means a plain run."""
+    monkeypatch.delenv(forkserver.ENABLE_ENV, raising=False)
+    monkeypatch.setattr(forkserver, "_server", None)  # not started yet: the environment it would start with
+    assert forkserver.usable(dict(os.environ))
+    assert not forkserver.usable({**os.environ, "PYTHONPATH": "/elsewhere"})
