@@ -85,7 +85,10 @@
 {%- for name in modules.re.findall("\\bvar\\(\\s*['\"]([A-Za-z_][A-Za-z0-9_]*)['\"]", code) | unique | sort -%}
     {%- do parts.append('var ' ~ name ~ '=' ~ tojson(var(name, none), sort_keys=true)) -%}
 {%- endfor -%}
-{%- for name in modules.re.findall("\\benv_var\\(\\s*['\"]([A-Za-z_][A-Za-z0-9_]*)['\"]", code) | unique | sort -%}
+{#- FINRAG_HOME (read by the project's source()) says where the lake is, not what a run computes: the lake's data
+    is the partition part of a version, and a home copied elsewhere keeps its runs -#}
+{%- for name in modules.re.findall("\\benv_var\\(\\s*['\"]([A-Za-z_][A-Za-z0-9_]*)['\"]", code) | unique | sort
+      if name != 'FINRAG_HOME' -%}
     {%- do parts.append('env ' ~ name ~ '=' ~ env_var(name, '')) -%}
 {%- endfor -%}
 {%- set called = modules.re.findall("\\b([A-Za-z_][A-Za-z0-9_]*)\\s*\\(", code) | unique | sort -%}

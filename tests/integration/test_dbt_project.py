@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from python_jobs.demo.pipeline import leaderboard_queries
@@ -82,9 +83,10 @@ def test_every_source_and_mart_column_is_described(empty_built: Path) -> None:
 
 def test_a_fresh_home_starts_from_the_last_parse_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """dbt_runner's parse cache: dbt parses the project in full for the first home, and a second fresh home starts
-    from that parse state (dbt's state check passes: the home's path is not in the profile's connection; dbt parses
-    again only the files that name the home, the lake sources); a run under --vars leaves the shared state alone.
-    The lake's views name the home's absolute path, so the warehouse file opens from any directory."""
+    from that parse state and parses nothing again (dbt's state check passes: the home's path is in neither the
+    profile's connection nor a parsed file; the lake's location is read when a model compiles, by the project's
+    source()); a run under --vars leaves the shared state alone. The lake's views name the home's absolute path, so
+    the warehouse file opens from any directory."""
     from python_jobs.warehouse.dbt_runner import parse_cache, run_dbt
 
     monkeypatch.setenv("FINRAG_CACHE_DIR", str(tmp_path / "cache"))
@@ -98,10 +100,18 @@ def test_a_fresh_home_starts_from_the_last_parse_state(tmp_path: Path, monkeypat
     assert "Unable to do partial parsing because saved manifest not found" in first
     assert parse_cache().exists()
     second = parse(tmp_path / "b")
-    assert "Partial parsing enabled" in second and "Starting full parse" not in second
-    # the lake sources name the second home's own absolute path (reparsed), not the first's
+    assert "Partial parsing enabled: 0 files deleted, 0 files added, 0 files changed" in second
+    assert "Starting full parse" not in second
+    # no parsed node names a home; the second home's view of a lake table names its own absolute path
     manifest = (tmp_path / "b" / "dbt_target" / "manifest.json").read_text()
-    assert f"'{tmp_path / 'b'}/lake/" in manifest and f"'{tmp_path / 'a'}/lake/" not in manifest
+    assert f"{tmp_path / 'a'}/lake/" not in manifest and f"{tmp_path / 'b'}/lake/" not in manifest
+    assert run_dbt(["run", "--select", "stg_lake__chunks"], home=tmp_path / "b", quiet=True) == 0
+    con = duckdb.connect(str(tmp_path / "b" / "finrag.duckdb"), read_only=True)
+    try:
+        view = con.execute("select sql from duckdb_views() where view_name = 'stg_lake__chunks'").fetchone()[0]
+    finally:
+        con.close()
+    assert f"read_parquet('{tmp_path / 'b'}/lake/chunks/*/*.parquet'" in view
     nodes = [set(json.loads((tmp_path / h / "dbt_target" / "manifest.json").read_text())["nodes"]) for h in "ab"]
     assert nodes[0] == nodes[1] and len(nodes[0]) > 400
     cached = parse_cache().read_bytes()  # the second home's
