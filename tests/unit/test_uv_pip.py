@@ -33,7 +33,7 @@ def test_pip_configuration_becomes_uv_arguments(tmp_path, monkeypatch):
     tool = load_tool()
     options = tool.pip_install_options()
     assert tool.uv_arguments(options) == [
-        "--index-strategy", "unsafe-best-match",
+        "--index-strategy", "unsafe-best-match", "--compile-bytecode",
         "--index-url", "https://mirror.example/simple",
         "--extra-index-url", "file:///srv/a/simple", "--extra-index-url", "file:///srv/b/simple",
         "--find-links", "/srv/wheels",
