@@ -7,11 +7,9 @@
 {% macro default__lake_partitions(table, partition_column, has_dataset) -%}
 {#- DuckDB reads it from the Parquet files' metadata (row counts, and the min / max statistics of dataset and
     created_at), never their rows: a build costs the same whatever the lake holds. The partition is the file's
-    directory (<column>=<value>); the files are those of the lake source (its read_parquet glob). -#}
-    {%- set relation = source('lake', table) | string -%}
-    {#- at parse time a source renders as a plain name (the dependency is all dbt records then) -#}
-    {%- set found = modules.re.search("read_parquet\\('([^']+)'", relation) -%}
-    {%- set location = found.group(1) if found else relation -%}
+    directory (<column>=<value>); the files are those the lake source reads (lake_files). -#}
+    {%- do source('lake', table) -%}  {#- the dependency on the lake table -#}
+    {%- set location = lake_files(table) -%}
     select
         '{{ table }}' as table_name,
         '{{ partition_column }}' as partition_column,

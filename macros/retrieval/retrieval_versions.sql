@@ -85,7 +85,7 @@
 {%- for name in modules.re.findall("\\bvar\\(\\s*['\"]([A-Za-z_][A-Za-z0-9_]*)['\"]", code) | unique | sort -%}
     {%- do parts.append('var ' ~ name ~ '=' ~ tojson(var(name, none), sort_keys=true)) -%}
 {%- endfor -%}
-{#- FINRAG_HOME (read by the project's source()) says where the lake is, not what a run computes: the lake's data
+{#- FINRAG_HOME (read by lake_files) says where the lake is, not what a run computes: the lake's data
     is the partition part of a version, and a home copied elsewhere keeps its runs -#}
 {%- for name in modules.re.findall("\\benv_var\\(\\s*['\"]([A-Za-z_][A-Za-z0-9_]*)['\"]", code) | unique | sort
       if name != 'FINRAG_HOME' -%}
