@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from python_jobs.demo.pipeline import leaderboard_queries
@@ -106,11 +105,7 @@ def test_a_fresh_home_starts_from_the_last_parse_state(tmp_path: Path, monkeypat
     manifest = (tmp_path / "b" / "dbt_target" / "manifest.json").read_text()
     assert f"{tmp_path / 'a'}/lake/" not in manifest and f"{tmp_path / 'b'}/lake/" not in manifest
     assert run_dbt(["run", "--select", "stg_lake__chunks"], home=tmp_path / "b", quiet=True) == 0
-    con = duckdb.connect(str(tmp_path / "b" / "finrag.duckdb"), read_only=True)
-    try:
-        view = con.execute("select sql from duckdb_views() where view_name = 'stg_lake__chunks'").fetchone()[0]
-    finally:
-        con.close()
+    [(view,)] = warehouse_query(tmp_path / "b", "select sql from duckdb_views() where view_name = 'stg_lake__chunks'")
     assert f"read_parquet('{tmp_path / 'b'}/lake/chunks/*/*.parquet'" in view
     nodes = [set(json.loads((tmp_path / h / "dbt_target" / "manifest.json").read_text())["nodes"]) for h in "ab"]
     assert nodes[0] == nodes[1] and len(nodes[0]) > 400
