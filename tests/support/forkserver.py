@@ -88,8 +88,6 @@ def _run_cli(request: dict) -> None:
         code = 0
     except SystemExit as exc:
         code = _exit_code(exc.code)
-    except KeyboardInterrupt:
-        code = 130
     except BaseException:
         sys.excepthook(*sys.exc_info())  # the traceback an uncaught error prints
         code = 1
