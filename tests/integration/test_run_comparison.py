@@ -110,7 +110,13 @@ def ranx_runs(built: dict, tmp_path_factory: pytest.TempPathFactory) -> dict:
     """The four rankings for ranx over the 45 questions with qrels: ours as exported (scores from ranks, so ranx
     sorts them in the run's order), FinColBERT's from its file; ranx's per-question nDCG@10."""
     out = tmp_path_factory.mktemp("ranx")
-    os.environ["NUMBA_CACHE_DIR"] = str(out / "numba")  # ranx's jitted functions cache here, not in .venv
+    # ranx's numba functions run as the Python they are written in: compiling them took ~30 s of each session, their
+    # work on 45 questions takes ~10 s uncompiled. numba reads the switch when a function is decorated, so before ranx
+    # is imported (nothing else in the suite imports it)
+    os.environ["NUMBA_DISABLE_JIT"] = "1"
+    import numba.core.config
+
+    numba.core.config.reload_config()
     from ranx import Qrels, Run, evaluate
 
     qrels = read_qrels(built["qrels"], sep="\t", skip_header=True)
