@@ -45,9 +45,24 @@ def _distributions() -> dict[str, list[str]]:
     return metadata.packages_distributions()
 
 
-def _library_version(module: types.ModuleType) -> str:
-    top = module.__name__.split(".")[0]
-    for dist in _distributions().get(top, []):
+@cache
+def _providers(top: str) -> list[str]:
+    """The distributions that install the top-level module `top`: the one named like it when it does (reading one
+    distribution's metadata), else every installed distribution's file list (~0.2 s, once)."""
+    try:
+        dist = metadata.distribution(top)
+        names = (dist.read_text("top_level.txt") or "").split() or [f.parts[0].removesuffix(".py")
+                                                                    for f in dist.files or []]
+        if top in names:
+            return [dist.metadata["Name"]]
+    except metadata.PackageNotFoundError:
+        pass
+    return _distributions().get(top, [])
+
+
+def _library_version(module: types.ModuleType | str) -> str:
+    top = (module if isinstance(module, str) else module.__name__).split(".")[0]
+    for dist in _providers(top):
         try:
             return f"{top}=={metadata.version(dist)}"
         except metadata.PackageNotFoundError:
@@ -77,10 +92,14 @@ def _closure(obj: object, seen: dict[str, str]) -> None:
         member for member in vars(obj).values() if inspect.isfunction(member)] if inspect.isclass(obj) else []
     for fn in functions:
         codes = list(_code_objects(fn.__code__))
-        # the modules the function imports in its own body (`from rouge_score import tokenize`)
+        # the modules the function imports in its own body (`from rouge_score import tokenize`): an outside one by its
+        # version alone, without importing it here (scipy.stats: 0.4 s for a build that may never call it)
         for module in sorted({ins.argval for code in codes for ins in dis.get_instructions(code)
                               if ins.opname == "IMPORT_NAME"}):
-            _closure(importlib.import_module(module), seen)
+            if module.split(".")[0] == PACKAGE:
+                _closure(importlib.import_module(module), seen)
+            else:
+                seen.setdefault(module, _library_version(module))
         names = {n for code in codes for n in code.co_names}
         for name in sorted(names):
             # names the function reads from its module (attribute names and builtins are not found there)

@@ -1,0 +1,26 @@
+"""sql_functions' versions of outside libraries: the distribution named like the module when it installs that module,
+else the one that does (what importlib.metadata.packages_distributions says), without importing the module."""
+
+from __future__ import annotations
+
+from importlib import metadata
+
+import pytest
+
+from python_jobs.warehouse.sql_functions import _library_version
+
+
+@pytest.mark.parametrize(("module", "distribution"), [
+    ("scipy.stats", "scipy"),  # named like its distribution
+    ("absl.flags", "absl-py"),  # rouge-score's dependency, named otherwise
+    ("yaml", "PyYAML"),  # named otherwise: found through every distribution's file list
+    ("sklearn.metrics", "scikit-learn"),
+])
+def test_a_library_is_versioned_by_the_distribution_that_installs_it(module: str, distribution: str) -> None:
+    top = module.split(".")[0]
+    assert distribution in metadata.packages_distributions()[top]
+    assert _library_version(module) == f"{top}=={metadata.version(distribution)}"
+
+
+def test_a_module_no_distribution_installs_is_versioned_by_python() -> None:
+    assert _library_version("no_such_module_here.sub").startswith("no_such_module_here (python 3.")
