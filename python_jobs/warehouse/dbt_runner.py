@@ -12,8 +12,12 @@ from pathlib import Path
 
 from python_jobs.core.config import HOME_ENV, PROJECT_DIR, WAREHOUSE_FILE, cache_dir, warehouse_home
 
+DBT_ENV = "FINRAG_DBT"  # the dbt executable to run, when not the one installed beside this interpreter
+
 
 def dbt_command() -> list[str]:
+    if os.environ.get(DBT_ENV):
+        return [os.environ[DBT_ENV]]
     exe = Path(sys.executable).with_name("dbt")
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "dbt.cli.main"]
 
