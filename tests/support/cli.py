@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from python_jobs.warehouse.dbt_runner import DBT_ENV
 from support import forkserver
 from support.paths import PROJECT
 
@@ -17,6 +18,8 @@ def run_finrag(home: Path, *args: str, check: bool = True, timeout: float = 900,
     """Run `finrag --home HOME ARGS...` as a subprocess (env: extra variables); on check, fail with its output."""
     env = {**os.environ, "FINRAG_HOME": str(home), **(env or {})}
     run = forkserver.run if forkserver.usable(env) else forkserver.run_plain
+    if run is forkserver.run and DBT_ENV not in env:  # its dbt builds fork from a warm dbt too
+        env[DBT_ENV] = forkserver.dbt_shim()
     proc = run(["--home", str(home), *args], env=env, cwd=PROJECT, timeout=timeout)
     if check and proc.returncode != 0:
         pytest.fail(f"finrag {' '.join(args)} exited {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}")

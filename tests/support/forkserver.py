@@ -31,6 +31,7 @@ import contextlib  # noqa: E402
 import gc  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
+import select  # noqa: E402
 import shutil  # noqa: E402
 import signal  # noqa: E402
 import socket  # noqa: E402
@@ -59,8 +60,27 @@ def preload() -> None:
     from python_jobs.core.validation import gx
 
     gx()
+    _freeze()
+
+
+def preload_dbt() -> None:
+    """What every `dbt` process of `finrag build` imports: dbt, its DuckDB adapter, the project's plugin, and the
+    libraries the registered functions import at their first call (rouge-score's NLTK stemmer alone ~2.4 s)."""
+    import dbt.adapters.duckdb  # noqa: F401
+    import dbt.cli.main  # noqa: F401
+    import rouge_score.rouge_scorer  # noqa: F401
+    import sacrebleu  # noqa: F401
+    import scipy.stats  # noqa: F401
+
+    import python_jobs.warehouse.dbt_plugin  # noqa: F401
+
+    _freeze()
+
+
+def _freeze() -> None:
     # what was imported stays for every fork: out of the collector's reach, so no child walks (and copies) it
     # (a child ends without finalizing: _shutdown)
+    assert threading.active_count() == 1, "a preload started a thread: forking it would be unsafe"
     gc.collect()
     gc.freeze()
 
@@ -90,6 +110,30 @@ def _run_cli(request: dict) -> None:
         code = _exit_code(exc.code)
     except BaseException:
         sys.excepthook(*sys.exc_info())  # the traceback an uncaught error prints
+        code = 1
+    _shutdown(code)
+
+
+def _run_dbt(request: dict, fds: list[int]) -> None:
+    """In the forked child: become the `dbt` process the shim stands in for (its stdin, stdout and stderr are the
+    shim's own, passed over the socket); never returns to the server's loop."""
+    os.setpgid(0, 0)
+    for fd, passed in zip((0, 1, 2), fds, strict=True):
+        os.dup2(passed, fd)
+        os.close(passed)
+    os.environ.clear()
+    os.environ.update(request["env"])
+    os.chdir(request["cwd"])
+    sys.argv = request["argv"]
+    import runpy
+
+    try:
+        runpy.run_path(str(DBT_SCRIPT), run_name="__main__")  # dbt's console script, as its shebang would run it
+        code = 0
+    except SystemExit as exc:
+        code = _exit_code(exc.code)
+    except BaseException:
+        sys.excepthook(*sys.exc_info())
         code = 1
     _shutdown(code)
 
@@ -125,8 +169,22 @@ def _reap() -> None:
             pass
 
 
-def serve(path: str) -> None:
-    preload()
+def _wait_while_connected(conn: socket.socket, pid: int) -> int:
+    """The exit code of `pid`; killed (its process group) if the shim that asked for it goes away first, as a
+    timeout kills the `finrag` process and everything it started."""
+    pidfd = os.pidfd_open(pid)
+    try:
+        if pidfd not in select.select([pidfd, conn], [], [])[0]:  # the shim's end closed
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGKILL)
+    finally:
+        os.close(pidfd)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
+
+
+def serve(path: str, kind: str) -> None:
+    (preload_dbt if kind == "dbt" else preload)()
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(path)
     server.listen(16)
@@ -143,31 +201,39 @@ def serve(path: str) -> None:
         if os.fork() != 0:
             conn.close()
             continue
-        # the handler: reads the request, forks the `finrag` process, reports its pid and then its exit code
+        # the handler: reads the request, forks the `finrag` (or `dbt`) process, reports its pid (finrag) and then its
+        # exit code
         server.close()
         conn.settimeout(None)
+        fds = socket.recv_fds(conn, 1, 3)[1] if kind == "dbt" else []
         request = json.loads(conn.makefile("rb").readline())
         pid = os.fork()
         if pid == 0:
             conn.close()
-            _run_cli(request)
-        _send(conn, {"pid": pid})
-        _, status = os.waitpid(pid, 0)
-        _send(conn, {"returncode": os.waitstatus_to_exitcode(status)})
-        conn.close()
+            _run_dbt(request, fds) if kind == "dbt" else _run_cli(request)
+        for fd in fds:
+            os.close(fd)
+        # a client gone meanwhile (a timeout) is not an error of the handler's; it never finalizes either
+        with contextlib.suppress(OSError):
+            if kind == "dbt":
+                returncode = _wait_while_connected(conn, pid)
+            else:
+                _send(conn, {"pid": pid})
+                returncode = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+            _send(conn, {"returncode": returncode})
         os._exit(0)
 
 
 # ---- the client -----------------------------------------------------------------------------------------------------
 class _Server:
-    def __init__(self) -> None:
-        self.dir = tempfile.mkdtemp(prefix="finrag-forkserver-")
+    def __init__(self, kind: str = "finrag") -> None:
+        self.dir = tempfile.mkdtemp(prefix=f"finrag-forkserver-{kind}-")
         self.path = os.path.join(self.dir, "socket")
         self.env = dict(os.environ)
-        self.proc = subprocess.Popen([sys.executable, __file__, self.path], cwd=PROJECT, env=self.env,
+        self.proc = subprocess.Popen([sys.executable, __file__, self.path, kind], cwd=PROJECT, env=self.env,
                                      stdout=subprocess.PIPE, text=True)
         if self.proc.stdout is None or self.proc.stdout.readline().strip() != "ready":
-            raise RuntimeError("the finrag fork server did not start")
+            raise RuntimeError(f"the {kind} fork server did not start")
         atexit.register(self.stop)
 
     def stop(self) -> None:
@@ -223,5 +289,57 @@ def run(args: list[str], env: dict[str, str], cwd: Path, timeout: float) -> subp
     return server.run(args, env, cwd, timeout)
 
 
+# ---- dbt ---------------------------------------------------------------------------------------------------------
+# `finrag build` runs dbt as a subprocess (python_jobs/warehouse/dbt_runner.py), ~66 times a suite, each paying dbt's
+# imports and the registered functions' (2-4 s of CPU). run_finrag points FINRAG_DBT at a shim: a stdlib-only script
+# (python -IS starts in ~20 ms) that hands its argv, environment, working directory and its stdin, stdout and stderr
+# themselves (SCM_RIGHTS) to a second server, which preloaded them; the fork runs dbt's console script. A shim whose
+# environment would start an interpreter differently (PYTHON*: a project copy's PYTHONPATH; DBT_*, which dbt reads
+# when imported) execs the real dbt instead.
+DBT_SCRIPT = Path(sys.executable).with_name("dbt")
+SHIM = """#!{python} -IS
+\"\"\"`dbt` as a fork of the test session's warm dbt interpreter (tests/support/forkserver.py).\"\"\"
+import json, os, signal, socket, sys
+
+DBT, SOCKET, STARTUP = {dbt!r}, {socket!r}, {startup!r}
+env = dict(os.environ)
+if {{k: v for k, v in env.items() if k.startswith(("PYTHON", "DBT_"))}} != STARTUP:
+    os.execv(DBT, [DBT, *sys.argv[1:]])
+with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+    try:
+        conn.connect(SOCKET)
+    except OSError:  # the server is gone (its pytest process ended): the real dbt
+        os.execv(DBT, [DBT, *sys.argv[1:]])
+    socket.send_fds(conn, [b"F"], [0, 1, 2])
+    conn.sendall(json.dumps({{"argv": [DBT, *sys.argv[1:]], "env": env, "cwd": os.getcwd()}}).encode() + b"\\n")
+    code = json.loads(conn.makefile("rb").readline())["returncode"]
+if code < 0:  # killed by a signal: so is the shim, as its parent would see the real dbt
+    signal.signal(-code, signal.SIG_DFL)
+    os.kill(os.getpid(), -code)
+sys.exit(code)
+"""
+
+
+def dbt_startup_env(env: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in env.items() if k.startswith(("PYTHON", "DBT_"))}
+
+
+_dbt_server: _Server | None = None
+
+
+def dbt_shim() -> str:
+    """The path of an executable that runs `dbt ARGS` as a fork of this session's warm dbt server (started on first
+    use), for FINRAG_DBT."""
+    global _dbt_server
+    with _lock:
+        if _dbt_server is None or _dbt_server.proc.poll() is not None:
+            _dbt_server = _Server("dbt")
+            shim = Path(_dbt_server.dir) / "dbt"
+            shim.write_text(SHIM.format(python=sys.executable, dbt=str(DBT_SCRIPT), socket=_dbt_server.path,
+                                        startup=dbt_startup_env(_dbt_server.env)))
+            shim.chmod(0o755)
+        return str(Path(_dbt_server.dir) / "dbt")
+
+
 if __name__ == "__main__":
-    serve(sys.argv[1])
+    serve(sys.argv[1], sys.argv[2])
