@@ -14,6 +14,8 @@ What the server imports is the project's own code and the libraries every landin
 nothing that reads the environment at import time (models, torch and LanceDB are imported by the child as before).
 A call whose environment changes how an interpreter starts (a PYTHON* variable) runs as a plain subprocess, and so
 does every call when FINRAG_TEST_FORKSERVER=0.
+
+A second server does the same for the `dbt` processes `finrag build` starts (`dbt_shim`, below).
 """
 
 from __future__ import annotations
