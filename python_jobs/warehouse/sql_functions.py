@@ -45,24 +45,10 @@ def _distributions() -> dict[str, list[str]]:
     return metadata.packages_distributions()
 
 
-@cache
-def _providers(top: str) -> list[str]:
-    """The distributions that install the top-level module `top`: the one named like it when it does (reading one
-    distribution's metadata), else every installed distribution's file list (~0.2 s, once)."""
-    try:
-        dist = metadata.distribution(top)
-        names = (dist.read_text("top_level.txt") or "").split() or [f.parts[0].removesuffix(".py")
-                                                                    for f in dist.files or []]
-        if top in names:
-            return [dist.metadata["Name"]]
-    except metadata.PackageNotFoundError:
-        pass
-    return _distributions().get(top, [])
-
-
-def _library_version(module: types.ModuleType | str) -> str:
-    top = (module if isinstance(module, str) else module.__name__).split(".")[0]
-    for dist in _providers(top):
+def _library_version(name: str) -> str:
+    """The installed version of the distribution that provides the (top-level package of) module `name`."""
+    top = name.split(".")[0]
+    for dist in _distributions().get(top, []):
         try:
             return f"{top}=={metadata.version(dist)}"
         except metadata.PackageNotFoundError:
@@ -81,11 +67,11 @@ def _closure(obj: object, seen: dict[str, str]) -> None:
     if key in seen:
         return
     if inspect.ismodule(obj):
-        seen[key] = inspect.getsource(obj) if _ours(obj) else _library_version(obj)
+        seen[key] = inspect.getsource(obj) if _ours(obj) else _library_version(obj.__name__)
         return
     if not _ours(obj):
         module = inspect.getmodule(obj)
-        seen[key] = _library_version(module) if module is not None else repr(obj)
+        seen[key] = _library_version(module.__name__) if module is not None else repr(obj)
         return
     seen[key] = inspect.getsource(obj)
     functions = [obj] if inspect.isfunction(obj) else [

@@ -1,5 +1,5 @@
-"""sql_functions' versions of outside libraries: the distribution named like the module when it installs that module,
-else the one that does (what importlib.metadata.packages_distributions says), without importing the module."""
+"""sql_functions' versions of outside libraries: the version of the distribution that installs the module (what
+importlib.metadata.packages_distributions says), found by the module's name alone, without importing it."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from python_jobs.warehouse.sql_functions import _library_version
 
 @pytest.mark.parametrize(("module", "distribution"), [
     ("scipy.stats", "scipy"),  # named like its distribution
-    ("absl.flags", "absl-py"),  # rouge-score's dependency, named otherwise
-    ("yaml", "PyYAML"),  # named otherwise: found through every distribution's file list
+    ("absl.flags", "absl-py"),  # named otherwise (rouge-score's dependency)
+    ("yaml", "PyYAML"),
     ("sklearn.metrics", "scikit-learn"),
 ])
 def test_a_library_is_versioned_by_the_distribution_that_installs_it(module: str, distribution: str) -> None:
