@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
@@ -106,17 +106,25 @@ def built(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> dict:
 
 
 @pytest.fixture(scope="module")
-def ranx_runs(built: dict, tmp_path_factory: pytest.TempPathFactory) -> dict:
+def uncompiled_numba() -> Iterator[None]:
+    """ranx's numba functions run as the Python they are written in, for this module only: compiling them took ~30 s
+    of each session, their work on 45 questions takes ~10 s uncompiled. numba reads the switch when a function is
+    decorated (ranx is imported below, and nowhere else in the suite) and when a typed container is made; the
+    worker's later modules and the processes they start compile again."""
+    import numba.core.config
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("NUMBA_DISABLE_JIT", "1")
+        numba.core.config.reload_config()
+        yield
+    numba.core.config.reload_config()
+
+
+@pytest.fixture(scope="module")
+def ranx_runs(built: dict, tmp_path_factory: pytest.TempPathFactory, uncompiled_numba: None) -> dict:
     """The four rankings for ranx over the 45 questions with qrels: ours as exported (scores from ranks, so ranx
     sorts them in the run's order), FinColBERT's from its file; ranx's per-question nDCG@10."""
     out = tmp_path_factory.mktemp("ranx")
-    # ranx's numba functions run as the Python they are written in: compiling them took ~30 s of each session, their
-    # work on 45 questions takes ~10 s uncompiled. numba reads the switch when a function is decorated, so before ranx
-    # is imported (nothing else in the suite imports it)
-    os.environ["NUMBA_DISABLE_JIT"] = "1"
-    import numba.core.config
-
-    numba.core.config.reload_config()
     from ranx import Qrels, Run, evaluate
 
     qrels = read_qrels(built["qrels"], sep="\t", skip_header=True)
