@@ -15,10 +15,15 @@ from python_jobs.core.config import HOME_ENV, PROJECT_DIR, WAREHOUSE_FILE, cache
 DBT_ENV = "FINRAG_DBT"  # the dbt executable to run, when not the one installed beside this interpreter
 
 
+def installed_dbt() -> Path:
+    """dbt's console script, installed beside this interpreter."""
+    return Path(sys.executable).with_name("dbt")
+
+
 def dbt_command() -> list[str]:
     if os.environ.get(DBT_ENV):
         return [os.environ[DBT_ENV]]
-    exe = Path(sys.executable).with_name("dbt")
+    exe = installed_dbt()
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "dbt.cli.main"]
 
 

@@ -33,6 +33,7 @@ import contextlib  # noqa: E402
 import gc  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
+import runpy  # noqa: E402
 import select  # noqa: E402
 import shutil  # noqa: E402
 import signal  # noqa: E402
@@ -40,14 +41,21 @@ import socket  # noqa: E402
 import subprocess  # noqa: E402
 import tempfile  # noqa: E402
 import threading  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+
+from python_jobs.warehouse.dbt_runner import installed_dbt  # noqa: E402
 
 ENABLE_ENV = "FINRAG_TEST_FORKSERVER"
 CLI_MODULE = "python_jobs.cli"
 
 
-def startup_env(env: dict[str, str]) -> dict[str, str]:
-    """The variables an interpreter reads when it starts: a call that changes them cannot be a fork."""
-    return {k: v for k, v in env.items() if k.startswith("PYTHON")}
+STARTUP_PREFIXES = ("PYTHON",)  # what an interpreter reads when it starts
+DBT_STARTUP_PREFIXES = (*STARTUP_PREFIXES, "DBT_")  # and what dbt reads when it is imported
+
+
+def startup_env(env: dict[str, str], prefixes: tuple[str, ...] = STARTUP_PREFIXES) -> dict[str, str]:
+    """The variables read when a process starts: a call that changes them cannot be a fork."""
+    return {k: v for k, v in env.items() if k.startswith(prefixes)}
 
 
 # ---- the server ---------------------------------------------------------------------------------------------------
@@ -93,49 +101,39 @@ def _send(conn: socket.socket, message: dict) -> None:
 
 def _run_cli(request: dict) -> None:
     """In the forked child: become the `finrag` process of `request`; never returns to the server's loop."""
-    os.setpgid(0, 0)  # its own process group: a timeout kills it and what it started
-    for fd, path, flags in ((0, os.devnull, os.O_RDONLY), (1, request["stdout"], os.O_WRONLY),
-                            (2, request["stderr"], os.O_WRONLY)):
-        target = os.open(path, flags)
-        os.dup2(target, fd)
-        os.close(target)
-    os.environ.clear()
-    os.environ.update(request["env"])
-    os.chdir(request["cwd"])
-    sys.argv = ["-m", *request["args"]]
-    import runpy
-
-    try:
-        runpy.run_module(CLI_MODULE, run_name="__main__", alter_sys=True)
-        code = 0
-    except SystemExit as exc:
-        code = _exit_code(exc.code)
-    except BaseException:
-        sys.excepthook(*sys.exc_info())  # the traceback an uncaught error prints
-        code = 1
-    _shutdown(code)
+    stdio = [os.open(path, flags) for path, flags in ((os.devnull, os.O_RDONLY), (request["stdout"], os.O_WRONLY),
+                                                      (request["stderr"], os.O_WRONLY))]
+    _become(request, stdio, ["-m", *request["args"]],
+            lambda: runpy.run_module(CLI_MODULE, run_name="__main__", alter_sys=True))
 
 
 def _run_dbt(request: dict, fds: list[int]) -> None:
     """In the forked child: become the `dbt` process the shim stands in for (its stdin, stdout and stderr are the
     shim's own, passed over the socket); never returns to the server's loop."""
+    # dbt's console script, as its shebang would run it
+    _become(request, fds, request["argv"], lambda: runpy.run_path(str(DBT_SCRIPT), run_name="__main__"))
+
+
+def _become(request: dict, stdio: list[int], argv: list[str], main: Callable[[], object]) -> None:
+    """The forked child becomes the process of `request`: its own process group (a timeout kills it and what it
+    started), `stdio` as its fds 0-2, the request's environment, working directory and `argv`; then `main()` as the
+    interpreter would run it, and the exit status the interpreter would give."""
     os.setpgid(0, 0)
-    for fd, passed in zip((0, 1, 2), fds, strict=True):
-        os.dup2(passed, fd)
-        os.close(passed)
+    for fd, target in zip((0, 1, 2), stdio, strict=True):
+        if target != fd:
+            os.dup2(target, fd)
+            os.close(target)
     os.environ.clear()
     os.environ.update(request["env"])
     os.chdir(request["cwd"])
-    sys.argv = request["argv"]
-    import runpy
-
+    sys.argv = argv
     try:
-        runpy.run_path(str(DBT_SCRIPT), run_name="__main__")  # dbt's console script, as its shebang would run it
+        main()
         code = 0
     except SystemExit as exc:
         code = _exit_code(exc.code)
     except BaseException:
-        sys.excepthook(*sys.exc_info())
+        sys.excepthook(*sys.exc_info())  # the traceback an uncaught error prints
         code = 1
     _shutdown(code)
 
@@ -298,14 +296,14 @@ def run(args: list[str], env: dict[str, str], cwd: Path, timeout: float) -> subp
 # themselves (SCM_RIGHTS) to a second server, which preloaded them; the fork runs dbt's console script. A shim whose
 # environment would start an interpreter differently (PYTHON*: a project copy's PYTHONPATH; DBT_*, which dbt reads
 # when imported) execs the real dbt instead.
-DBT_SCRIPT = Path(sys.executable).with_name("dbt")
+DBT_SCRIPT = installed_dbt()
 SHIM = """#!{python} -IS
 \"\"\"`dbt` as a fork of the test session's warm dbt interpreter (tests/support/forkserver.py).\"\"\"
 import json, os, signal, socket, sys
 
-DBT, SOCKET, STARTUP = {dbt!r}, {socket!r}, {startup!r}
+DBT, SOCKET, PREFIXES, STARTUP = {dbt!r}, {socket!r}, {prefixes!r}, {startup!r}
 env = dict(os.environ)
-if {{k: v for k, v in env.items() if k.startswith(("PYTHON", "DBT_"))}} != STARTUP:
+if {{k: v for k, v in env.items() if k.startswith(PREFIXES)}} != STARTUP:
     os.execv(DBT, [DBT, *sys.argv[1:]])
 with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
     try:
@@ -322,10 +320,6 @@ sys.exit(code)
 """
 
 
-def dbt_startup_env(env: dict[str, str]) -> dict[str, str]:
-    return {k: v for k, v in env.items() if k.startswith(("PYTHON", "DBT_"))}
-
-
 _dbt_server: _Server | None = None
 
 
@@ -338,7 +332,8 @@ def dbt_shim() -> str:
             _dbt_server = _Server("dbt")
             shim = Path(_dbt_server.dir) / "dbt"
             shim.write_text(SHIM.format(python=sys.executable, dbt=str(DBT_SCRIPT), socket=_dbt_server.path,
-                                        startup=dbt_startup_env(_dbt_server.env)))
+                                        prefixes=DBT_STARTUP_PREFIXES,
+                                        startup=startup_env(_dbt_server.env, DBT_STARTUP_PREFIXES)))
             shim.chmod(0o755)
         return str(Path(_dbt_server.dir) / "dbt")
 

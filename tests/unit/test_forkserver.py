@@ -9,12 +9,12 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from python_jobs.warehouse.dbt_runner import installed_dbt
 from support import forkserver
 from support.paths import PROJECT, SHARED_DATA
 
@@ -60,7 +60,7 @@ def test_a_call_that_starts_another_interpreter_is_not_forked(monkeypatch: pytes
 
 
 def test_the_dbt_shim_prints_and_exits_as_dbt(tmp_path: Path) -> None:
-    shim, dbt = forkserver.dbt_shim(), str(Path(sys.executable).with_name("dbt"))
+    shim, dbt = forkserver.dbt_shim(), str(installed_dbt())
     calls = {
         "version": ["--version"],
         # dbt's own error, exit code and stderr: a project directory without a project
