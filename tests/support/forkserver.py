@@ -11,9 +11,11 @@ the shutdown has run; a landing 1.6 s -> 0.75 s). What runs is the same code in 
 were done before the fork.
 
 What the server imports is the project's own code and the libraries every landing imports (the list in `preload`),
-nothing that reads the environment at import time (models, torch and LanceDB are imported by the child as before).
-A call whose environment changes how an interpreter starts (a PYTHON* variable) runs as a plain subprocess, and so
-does every call when FINRAG_TEST_FORKSERVER=0.
+and sentence-transformers (torch, transformers: ~5 s of every call that embeds, retrieves densely or runs the
+embedded LLM), but nothing that starts a thread when imported (LanceDB's event loop: the child imports it) and no
+model (the child loads it). A call whose environment changes how an interpreter starts (a PYTHON* variable) or what
+those libraries read when imported (FINRAG_STARTUP_PREFIXES: Hugging Face's cache and offline settings, torch's
+threads) runs as a plain subprocess, and so does every call when FINRAG_TEST_FORKSERVER=0.
 
 A second server does the same for the `dbt` processes `finrag build` starts (`dbt_shim`, below).
 """
@@ -50,7 +52,11 @@ CLI_MODULE = "python_jobs.cli"
 
 
 STARTUP_PREFIXES = ("PYTHON",)  # what an interpreter reads when it starts
-DBT_STARTUP_PREFIXES = (*STARTUP_PREFIXES, "DBT_")  # and what dbt reads when it is imported
+# and what the servers' preloads read when imported: the model stack (huggingface_hub's cache and offline settings,
+# torch's threads), dbt
+FINRAG_STARTUP_PREFIXES = (*STARTUP_PREFIXES, "HF_", "HUGGINGFACE_", "TRANSFORMERS_", "SENTENCE_TRANSFORMERS_",
+                           "TORCH", "PYTORCH_", "OMP_", "MKL_", "TOKENIZERS_", "XDG_CACHE_HOME")
+DBT_STARTUP_PREFIXES = (*STARTUP_PREFIXES, "DBT_")
 
 
 def startup_env(env: dict[str, str], prefixes: tuple[str, ...] = STARTUP_PREFIXES) -> dict[str, str]:
@@ -64,6 +70,7 @@ def preload() -> None:
     import pandas  # noqa: F401
     import polars  # noqa: F401
     import pyarrow  # noqa: F401
+    import sentence_transformers  # noqa: F401  (with torch and transformers: ~5 s a call that uses a model)
 
     import python_jobs.cli  # noqa: F401
     import python_jobs.core.lake  # noqa: F401
@@ -270,7 +277,8 @@ def usable(env: dict[str, str]) -> bool:
     environment (this process's, for a server not started yet) did."""
     if os.environ.get(ENABLE_ENV, "1") == "0":
         return False
-    return startup_env(env) == startup_env(_server.env if _server is not None else dict(os.environ))
+    server_env = _server.env if _server is not None else dict(os.environ)
+    return startup_env(env, FINRAG_STARTUP_PREFIXES) == startup_env(server_env, FINRAG_STARTUP_PREFIXES)
 
 
 def run_plain(args: list[str], env: dict[str, str], cwd: Path, timeout: float) -> subprocess.CompletedProcess:
