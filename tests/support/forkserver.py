@@ -54,9 +54,11 @@ CLI_MODULE = "python_jobs.cli"
 
 STARTUP_PREFIXES = ("PYTHON",)  # what an interpreter reads when it starts
 # and what the servers' preloads read when imported: the model stack (huggingface_hub's cache and offline settings,
-# torch's threads), dbt
-FINRAG_STARTUP_PREFIXES = (*STARTUP_PREFIXES, "HF_", "HUGGINGFACE_", "TRANSFORMERS_", "SENTENCE_TRANSFORMERS_",
-                           "TORCH", "PYTORCH_", "OMP_", "MKL_", "TOKENIZERS_", "XDG_CACHE_HOME")
+# transformers', torch's and its OpenMP / MKL libraries'), dbt. Not what the libraries set in the test process when
+# a model runs there (torch's TORCHINDUCTOR_CACHE_DIR, the encoders' TOKENIZERS_PARALLELISM): a variable here that
+# in-process tests set would make every later call of the worker a plain one (test_forkserver.py checks)
+FINRAG_STARTUP_PREFIXES = (*STARTUP_PREFIXES, "HF_", "HUGGINGFACE_", "TRANSFORMERS_", "TORCH_", "OMP_", "MKL_",
+                           "XDG_CACHE_HOME")
 DBT_STARTUP_PREFIXES = (*STARTUP_PREFIXES, "DBT_")
 
 
