@@ -280,12 +280,11 @@ _lock = threading.Lock()
 
 
 def usable(env: dict[str, str]) -> bool:
-    """Whether a call with `env` can be a fork: forking is on, and `env` starts an interpreter as the server's
-    environment (this process's, for a server not started yet) did."""
+    """Whether a call with `env` can be a fork: forking is on, and `env` starts an interpreter as this process's
+    environment does (the server's: `run` makes sure)."""
     if os.environ.get(ENABLE_ENV, "1") == "0":
         return False
-    server_env = _server.env if _server is not None else dict(os.environ)
-    return startup_env(env, FINRAG_STARTUP_PREFIXES) == startup_env(server_env, FINRAG_STARTUP_PREFIXES)
+    return startup_env(env, FINRAG_STARTUP_PREFIXES) == startup_env(dict(os.environ), FINRAG_STARTUP_PREFIXES)
 
 
 def run_plain(args: list[str], env: dict[str, str], cwd: Path, timeout: float) -> subprocess.CompletedProcess:
@@ -295,10 +294,15 @@ def run_plain(args: list[str], env: dict[str, str], cwd: Path, timeout: float) -
 
 
 def run(args: list[str], env: dict[str, str], cwd: Path, timeout: float) -> subprocess.CompletedProcess:
-    """`python -m python_jobs.cli ARGS` as a fork of the warm interpreter (see the module docstring)."""
+    """`python -m python_jobs.cli ARGS` as a fork of the warm interpreter (see the module docstring). A server
+    started before this process's own startup variables changed (code run in the test process sets some, e.g. the
+    CLI's HF_HUB_DISABLE_PROGRESS_BARS) is replaced by one started now; the old one serves its calls under way and
+    stops with this process."""
     global _server
     with _lock:
-        if _server is None or _server.proc.poll() is not None:
+        if (_server is None or _server.proc.poll() is not None
+                or startup_env(_server.env, FINRAG_STARTUP_PREFIXES) != startup_env(dict(os.environ),
+                                                                                   FINRAG_STARTUP_PREFIXES)):
             _server = _Server()
         server = _server
     return server.run(args, env, cwd, timeout)

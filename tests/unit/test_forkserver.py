@@ -136,3 +136,21 @@ def test_a_model_loaded_in_the_test_process_leaves_its_calls_forks() -> None:
     proc = subprocess.run([os.sys.executable, "-c", script], env={**env, "PYTHONPATH": str(PROJECT / "tests")},
                           cwd=PROJECT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def test_a_startup_variable_set_in_the_test_process_gets_a_new_server(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Code run in the test process sets variables a server read when it started (the CLI run in-process sets
+    HF_HUB_DISABLE_PROGRESS_BARS): the next call starts a server with them and forks from it, rather than every
+    later call of the worker running plain."""
+    def ls() -> subprocess.CompletedProcess:
+        env = {**os.environ, "FINRAG_HOME": str(tmp_path)}
+        assert forkserver.usable(env)
+        return forkserver.run(["--home", str(tmp_path), "ls"], env, PROJECT, 300)
+
+    assert ls().returncode == 0
+    before = forkserver._server
+    monkeypatch.setenv("HF_FINRAG_TEST_MARKER", "1")
+    assert ls().returncode == 0
+    assert forkserver._server is not before and forkserver._server.env["HF_FINRAG_TEST_MARKER"] == "1"
+    assert before.proc.poll() is None  # the old server is left to its calls under way
