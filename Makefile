@@ -33,8 +33,15 @@ dashboard: $(STAMP)
 	$(VENV)/bin/finrag dashboard
 
 # every test's time in test-artifacts/junit.xml: where the suite's minutes go, beyond the 25 slowest printed
-test: lint test-deps
-	HF_HUB_OFFLINE=1 $(VENV)/bin/pytest $(PYTEST_ARGS) --durations=25 --junitxml=test-artifacts/junit.xml
+# lint runs beside the suite, its output printed after the suite's: about a minute of CPU that the suite's two workers,
+# waiting on processes and files part of the time, leave room for; the target fails when either fails
+test: $(STAMP) test-deps
+	@lint_log=$$(mktemp) && trap 'rm -f "$$lint_log"' EXIT && \
+	{ $(MAKE) --no-print-directory lint > "$$lint_log" 2>&1 & lint_pid=$$!; } && \
+	{ HF_HUB_OFFLINE=1 $(VENV)/bin/pytest $(PYTEST_ARGS) --durations=25 --junitxml=test-artifacts/junit.xml; \
+	  tests=$$?; wait $$lint_pid; linted=$$?; cat "$$lint_log"; \
+	  [ $$linted -eq 0 ] || echo "make test: lint failed (exit $$linted)" >&2; \
+	  exit $$(( tests != 0 || linted != 0 )); }
 
 # The fast tier (a few minutes): the in-process library tests but those that embed text or train a model (marked
 # slow), then dbt's unit tests (the hand-worked cases of the SQL) in a scratch home - an empty lake, so every model
