@@ -15,6 +15,9 @@ from support.toy_corpus import land_corpus
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# what the CLI sets where stderr is no terminal (python_jobs/cli.py main), set here before any fork server starts: the
+# CLI run in-process would otherwise change a variable the servers started with, and each would be started again
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 
 @pytest.fixture(scope="session")

@@ -151,6 +151,9 @@ def test_a_startup_variable_set_in_the_test_process_gets_a_new_server(tmp_path: 
     assert ls().returncode == 0
     before = forkserver._server
     monkeypatch.setenv("HF_FINRAG_TEST_MARKER", "1")
-    assert ls().returncode == 0
-    assert forkserver._server is not before and forkserver._server.env["HF_FINRAG_TEST_MARKER"] == "1"
-    assert before.proc.poll() is None  # the old server is left to its calls under way
+    try:
+        assert ls().returncode == 0
+        assert forkserver._server is not before and forkserver._server.env["HF_FINRAG_TEST_MARKER"] == "1"
+        assert before.proc.poll() is None  # the old server is left to its calls under way
+    finally:
+        forkserver._server = before  # it fits the worker's environment again once the marker is gone: no third start
