@@ -14,8 +14,9 @@ What the server imports is the project's own code and the libraries every landin
 and sentence-transformers (torch, transformers: ~5 s of every call that embeds, retrieves densely or runs the
 embedded LLM), but nothing that starts a thread when imported (LanceDB's event loop: the child imports it) and no
 model (the child loads it). A call whose environment changes how an interpreter starts (a PYTHON* variable) or what
-those libraries read when imported (FINRAG_STARTUP_PREFIXES: Hugging Face's cache and offline settings, torch's
-threads) runs as a plain subprocess, and so does every call when FINRAG_TEST_FORKSERVER=0.
+those libraries read when imported (PREFIXES: Hugging Face's cache and offline settings, torch's
+threads) runs as a plain subprocess, and so does every call when FINRAG_TEST_FORKSERVER=0; when the test process's
+own such variables change, the next call starts a server with them.
 
 A second server does the same for the `dbt` processes `finrag build` starts (`dbt_shim`, below).
 """
@@ -53,16 +54,17 @@ CLI_MODULE = "python_jobs.cli"
 
 
 STARTUP_PREFIXES = ("PYTHON",)  # what an interpreter reads when it starts
-# and what the servers' preloads read when imported: the model stack (huggingface_hub's cache and offline settings,
+# and what each server's preloads read when imported: the model stack (huggingface_hub's cache and offline settings,
 # transformers', torch's and its OpenMP / MKL libraries'), dbt. Not what the libraries set in the test process when
-# a model runs there (torch's TORCHINDUCTOR_CACHE_DIR, the encoders' TOKENIZERS_PARALLELISM): a variable here that
-# in-process tests set would make every later call of the worker a plain one (test_forkserver.py checks)
-FINRAG_STARTUP_PREFIXES = (*STARTUP_PREFIXES, "HF_", "HUGGINGFACE_", "TRANSFORMERS_", "TORCH_", "OMP_", "MKL_",
-                           "XDG_CACHE_HOME")
-DBT_STARTUP_PREFIXES = (*STARTUP_PREFIXES, "DBT_")
+# a model runs there (torch's TORCHINDUCTOR_CACHE_DIR, the encoders' TOKENIZERS_PARALLELISM): each change of a
+# variable here in the test process starts the worker's server again (`_current`)
+PREFIXES = {  # by server kind
+    "finrag": (*STARTUP_PREFIXES, "HF_", "HUGGINGFACE_", "TRANSFORMERS_", "TORCH_", "OMP_", "MKL_", "XDG_CACHE_HOME"),
+    "dbt": (*STARTUP_PREFIXES, "DBT_"),
+}
 
 
-def startup_env(env: dict[str, str], prefixes: tuple[str, ...] = STARTUP_PREFIXES) -> dict[str, str]:
+def startup_env(env: dict[str, str], prefixes: tuple[str, ...]) -> dict[str, str]:
     """The variables read when a process starts: a call that changes them cannot be a fork."""
     return {k: v for k, v in env.items() if k.startswith(prefixes)}
 
@@ -241,6 +243,7 @@ def serve(path: str, kind: str) -> None:
 # ---- the client -----------------------------------------------------------------------------------------------------
 class _Server:
     def __init__(self, kind: str = "finrag") -> None:
+        self.prefixes = PREFIXES[kind]
         self.dir = tempfile.mkdtemp(prefix=f"finrag-forkserver-{kind}-")
         self.path = os.path.join(self.dir, "socket")
         self.env = dict(os.environ)
@@ -249,6 +252,9 @@ class _Server:
         if self.proc.stdout is None or self.proc.stdout.readline().strip() != "ready":
             raise RuntimeError(f"the {kind} fork server did not start")
         atexit.register(self.stop)
+
+    def startup(self) -> dict[str, str]:
+        return startup_env(self.env, self.prefixes)
 
     def stop(self) -> None:
         self.proc.kill()
@@ -276,7 +282,18 @@ class _Server:
 
 
 _server: _Server | None = None
+_dbt_server: _Server | None = None
 _lock = threading.Lock()
+
+
+def _current(server: _Server | None, kind: str) -> _Server:
+    """`server` if it is running and started with this process's startup variables as they are now, else a new one
+    (code run in the test process sets some, e.g. the CLI's HF_HUB_DISABLE_PROGRESS_BARS; an old server serves the
+    calls it has under way and stops with this process). Called under `_lock`."""
+    if (server is None or server.proc.poll() is not None
+            or server.startup() != startup_env(dict(os.environ), PREFIXES[kind])):
+        return _Server(kind)
+    return server
 
 
 def usable(env: dict[str, str]) -> bool:
@@ -284,7 +301,7 @@ def usable(env: dict[str, str]) -> bool:
     environment does (the server's: `run` makes sure)."""
     if os.environ.get(ENABLE_ENV, "1") == "0":
         return False
-    return startup_env(env, FINRAG_STARTUP_PREFIXES) == startup_env(dict(os.environ), FINRAG_STARTUP_PREFIXES)
+    return startup_env(env, PREFIXES["finrag"]) == startup_env(dict(os.environ), PREFIXES["finrag"])
 
 
 def run_plain(args: list[str], env: dict[str, str], cwd: Path, timeout: float) -> subprocess.CompletedProcess:
@@ -294,17 +311,10 @@ def run_plain(args: list[str], env: dict[str, str], cwd: Path, timeout: float) -
 
 
 def run(args: list[str], env: dict[str, str], cwd: Path, timeout: float) -> subprocess.CompletedProcess:
-    """`python -m python_jobs.cli ARGS` as a fork of the warm interpreter (see the module docstring). A server
-    started before this process's own startup variables changed (code run in the test process sets some, e.g. the
-    CLI's HF_HUB_DISABLE_PROGRESS_BARS) is replaced by one started now; the old one serves its calls under way and
-    stops with this process."""
+    """`python -m python_jobs.cli ARGS` as a fork of the warm interpreter (see the module docstring)."""
     global _server
     with _lock:
-        if (_server is None or _server.proc.poll() is not None
-                or startup_env(_server.env, FINRAG_STARTUP_PREFIXES) != startup_env(dict(os.environ),
-                                                                                   FINRAG_STARTUP_PREFIXES)):
-            _server = _Server()
-        server = _server
+        _server = server = _current(_server, "finrag")
     return server.run(args, env, cwd, timeout)
 
 
@@ -339,22 +349,19 @@ sys.exit(code)
 """
 
 
-_dbt_server: _Server | None = None
-
-
 def dbt_shim() -> str:
     """The path of an executable that runs `dbt ARGS` as a fork of this session's warm dbt server (started on first
     use), for FINRAG_DBT."""
     global _dbt_server
     with _lock:
-        if _dbt_server is None or _dbt_server.proc.poll() is not None:
-            _dbt_server = _Server("dbt")
-            shim = Path(_dbt_server.dir) / "dbt"
-            shim.write_text(SHIM.format(python=sys.executable, dbt=str(DBT_SCRIPT), socket=_dbt_server.path,
-                                        prefixes=DBT_STARTUP_PREFIXES,
-                                        startup=startup_env(_dbt_server.env, DBT_STARTUP_PREFIXES)))
+        server = _current(_dbt_server, "dbt")
+        shim = Path(server.dir) / "dbt"
+        if server is not _dbt_server:
+            _dbt_server = server
+            shim.write_text(SHIM.format(python=sys.executable, dbt=str(DBT_SCRIPT), socket=server.path,
+                                        prefixes=server.prefixes, startup=server.startup()))
             shim.chmod(0o755)
-        return str(Path(_dbt_server.dir) / "dbt")
+        return str(shim)
 
 
 if __name__ == "__main__":

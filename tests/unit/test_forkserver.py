@@ -120,24 +120,6 @@ def _forked_by(server: int) -> set[int]:
     return {pid for pid, parent in parents.items() if parents.get(parent) == server}
 
 
-def test_a_model_loaded_in_the_test_process_leaves_its_calls_forks() -> None:
-    """In-process tests load models, and the project's encoders set their defaults in os.environ then: none may be a
-    variable the finrag server's startup environment holds, or every later call of the worker would run plain."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(forkserver.FINRAG_STARTUP_PREFIXES)}
-    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")  # what conftest sets before any server starts
-    script = (
-        "import os\n"
-        "from support import forkserver as f\n"
-        "from python_jobs.corpus.encoders import load_embedder\n"
-        "before = f.startup_env(dict(os.environ), f.FINRAG_STARTUP_PREFIXES)\n"
-        "load_embedder().encode_queries(['revenue'])\n"
-        "after = f.startup_env(dict(os.environ), f.FINRAG_STARTUP_PREFIXES)\n"
-        "assert after == before, set(after.items()) ^ set(before.items())\n")
-    proc = subprocess.run([os.sys.executable, "-c", script], env={**env, "PYTHONPATH": str(PROJECT / "tests")},
-                          cwd=PROJECT, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-
-
 def test_a_startup_variable_set_in_the_test_process_gets_a_new_server(tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """Code run in the test process sets variables a server read when it started (the CLI run in-process sets
