@@ -3,9 +3,7 @@
 -- 300).
 -- The cut is the python function first_words (python_jobs/text_metrics.py), registered by the dbt-duckdb plugin (on
 -- Spark by python_jobs/warehouse/spark_session.py, as a temporary function, which a persistent view may not call: a
--- table there).
-
-{{ config(materialized='table' if target.type == 'spark' else 'view') }}
+-- table there, dbt_project.yml).
 
 with answers as (
 

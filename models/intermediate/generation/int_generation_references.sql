@@ -1,8 +1,6 @@
 -- One row per question and reference answer; numeric_gold (python_jobs/text_metrics.py) is the gold's number when
 -- the reference is a numeric answer ("$1577.00", "24.26%"), else null. A table on Spark: numeric_gold is a temporary
--- function there (python_jobs/warehouse/spark_session.py), which a persistent view may not call.
-
-{{ config(materialized='table' if target.type == 'spark' else 'view') }}
+-- function there (python_jobs/warehouse/spark_session.py), which a persistent view may not call (dbt_project.yml).
 
 with questions as (
 
