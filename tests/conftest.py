@@ -54,6 +54,13 @@ FIRST = ("tests/integration/test_spark_target.py",)
 AFTER_THE_REST_OF_INTEGRATION = ("tests/integration/dashboard/",)
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    # xdist's loadscope otherwise re-sorts modules by their number of tests (most first), which undoes the order
+    # below: the Spark module (3 tests) started 14 minutes in, and one-test modules of whole builds came last
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     def order(item: pytest.Item) -> int:
         if item.nodeid.startswith(FIRST):
