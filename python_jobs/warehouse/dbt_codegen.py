@@ -50,14 +50,11 @@ def _doc_ref(name: str) -> str:
 
 
 def _column_tests(c: Contract, col: Column) -> list[object]:
-    tests: list[object] = []  # required columns: one model-level not_null_columns (staging_yml)
+    tests: list[object] = []  # required and bounded columns: model-level not_null_columns, in_range (staging_yml)
     if c.key == (col.name,):
         tests.append("unique")
     if col.accepted:
         tests.append({"accepted_values": {"arguments": {"values": list(col.accepted)}}})
-    if col.min is not None or col.max is not None:
-        bounds = {k: v for k, v in (("min_value", col.min), ("max_value", col.max)) if v is not None}
-        tests.append({"in_range": {"arguments": bounds}})
     for ref in c.references:
         if ref.column != col.name:
             continue
@@ -81,6 +78,12 @@ def staging_yml(c: Contract) -> dict[str, object]:
     model_tests: list[object] = [{"not_null_columns": {"arguments": {"columns": required}}}] if required else []
     model_tests += [{"unique_key": {"arguments": {"columns": list(cols)}}}
                     for cols in (c.key, *c.unique) if len(cols) > 1]
+    # bounded columns: one model-level in_range (macros/tests/in_range.sql)
+    bounds = {col.name: {k: v for k, v in (("min_value", col.min), ("max_value", col.max)) if v is not None}
+              for col in c.columns if col.min is not None or col.max is not None}
+    if bounds:
+        # named: dbt would name it from the bounds alone, which say nothing of the columns
+        model_tests.append({"in_range": {"name": f"in_range_stg_lake__{c.name}", "arguments": {"columns": bounds}}})
     if model_tests:
         model["data_tests"] = model_tests
     return {"version": 2, "models": [model]}

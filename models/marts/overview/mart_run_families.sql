@@ -27,8 +27,8 @@ ranked as (
         row_number() over (
             partition by stats.dataset, stats.run_kind, stats.metric, stats.granularity, stats.k
             order by
-                case when metrics.higher_is_better then stats.mean end desc nulls last,
-                case when not metrics.higher_is_better then stats.mean end asc nulls last,
+                case when metrics.higher_is_better then {{ comparable_mean('stats.mean') }} end desc nulls last,
+                case when not metrics.higher_is_better then {{ comparable_mean('stats.mean') }} end asc nulls last,
                 stats.n_questions desc,
                 stats.run_id asc
         ) as rank_in_family

@@ -101,9 +101,8 @@ final as (
         min_mean,
         max_mean,
         n_values,
-        -- compared at 12 decimals: the same means summed in another order must tie on every engine
-        {{ round_double('mean', 12) }}
-        = {{ round_double('case when higher_is_better then highest_mean else lowest_mean end', 12) }}
+        {{ comparable_mean('mean') }}
+        = {{ comparable_mean('case when higher_is_better then highest_mean else lowest_mean end') }}
             as is_best_value,
         mean - case when higher_is_better then highest_mean else lowest_mean end as delta_vs_best,
         highest_mean - lowest_mean as parameter_spread

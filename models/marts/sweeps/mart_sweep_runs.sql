@@ -114,9 +114,8 @@ final as (
         ranked.higher_is_better,
         ranked.mean,
         ranked.n_questions,
-        -- compared at 12 decimals: the same means summed in another order must tie on every engine
-        {{ round_double('ranked.mean', 12) }} = {{ round_double(
-            'case when ranked.higher_is_better then ranked.highest_mean else ranked.lowest_mean end', 12
+        {{ comparable_mean('ranked.mean') }} = {{ comparable_mean(
+            'case when ranked.higher_is_better then ranked.highest_mean else ranked.lowest_mean end'
         ) }} as is_best_run
     from ranked
     inner join sweeps on ranked.sweep_id = sweeps.sweep_id

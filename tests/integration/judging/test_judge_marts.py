@@ -55,7 +55,10 @@ def test_off_scale_raw_score_fails_the_build(in_scale: Path, tmp_path: Path) -> 
     land_judgment(home, "off_scale", 5.0)  # the lake contract does not know scales: the build must catch it
     proc = run_finrag(home, "build", *SCORES_ONLY, check=False)
     assert proc.returncode != 0
-    assert "in_range_fct_judge_scores_normalized_score" in proc.stdout and "FAIL 1" in proc.stdout
+    assert "in_range_fct_judge_scores" in proc.stdout and "FAIL 1" in proc.stdout
+    # the failing test's rows name the column, its bounds and how many rows are out of them
+    compiled = next((home / "dbt_target" / "compiled").rglob("in_range_fct_judge_scores.sql")).read_text()
+    assert warehouse_query(home, compiled) == [("normalized_score", 0, 1, 1)]
 
 
 def test_a_null_in_a_required_column_fails_naming_the_column(in_scale: Path, tmp_path: Path) -> None:
