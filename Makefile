@@ -8,8 +8,8 @@ STAMP := $(VENV)/.installed-$(shell sha256sum pyproject.toml | cut -c1-16)
 PYTEST_ARGS ?= -n 2 --dist loadscope
 SQLFLUFF_ARGS ?=
 # the project's own bytecode, written before the tests: where PYTHONDONTWRITEBYTECODE is set (these machines) no process
-# writes it, and each of the suite's ~100 plain Python processes compiled the modules it imports (all of python_jobs:
-# 2.4 CPU-s to import, 2.0 with bytecode); the venv's packages get theirs at install (tools/uv-pip)
+# writes it, and every plain Python process of the suite compiled the modules it imports (all of python_jobs: 2.4 CPU-s
+# to import, 2.0 with bytecode); the venv's packages get theirs at install (tools/uv-pip)
 COMPILE_SOURCES = $(VENV)/bin/python -m compileall -q -j 0 python_jobs dashboards tests > /dev/null
 UV_PIP = $(VENV)/bin/python tools/uv-pip
 

@@ -82,8 +82,7 @@ def staging_yml(c: Contract) -> dict[str, object]:
     bounds = {col.name: {k: v for k, v in (("min_value", col.min), ("max_value", col.max)) if v is not None}
               for col in c.columns if col.min is not None or col.max is not None}
     if bounds:
-        # named: dbt would name it from the bounds alone, which say nothing of the columns
-        model_tests.append({"in_range": {"name": f"in_range_stg_lake__{c.name}", "arguments": {"columns": bounds}}})
+        model_tests.append({"in_range": {"arguments": {"columns": bounds}}})
     if model_tests:
         model["data_tests"] = model_tests
     return {"version": 2, "models": [model]}

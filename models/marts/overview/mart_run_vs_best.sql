@@ -38,10 +38,9 @@ final as (
         stats.mean,
         rank() over (
             partition by stats.dataset, stats.run_kind, stats.metric, stats.granularity, stats.k
-            order by case
-                when references_.higher_is_better then {{ comparable_mean('stats.mean') }}
-                else 0.0 - {{ comparable_mean('stats.mean') }}
-            end desc
+            order by {{ comparable_mean(
+                'case when references_.higher_is_better then stats.mean else 0.0 - stats.mean end'
+            ) }} desc
         ) as rank_in_family,
         references_.n_runs as n_runs_in_family,
         references_.higher_is_better,

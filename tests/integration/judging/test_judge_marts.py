@@ -57,8 +57,8 @@ def test_off_scale_raw_score_fails_the_build(in_scale: Path, tmp_path: Path) -> 
     assert proc.returncode != 0
     assert "in_range_fct_judge_scores" in proc.stdout and "FAIL 1" in proc.stdout
     # the failing test's rows name the column, its bounds and how many rows are out of them
-    compiled = next((home / "dbt_target" / "compiled").rglob("in_range_fct_judge_scores.sql")).read_text()
-    assert warehouse_query(home, compiled) == [("normalized_score", 0, 1, 1)]
+    [test_sql] = (home / "dbt_target" / "compiled").rglob("in_range_fct_judge_scores_*.sql")
+    assert warehouse_query(home, test_sql.read_text()) == [("normalized_score", 0, 1, 1)]
 
 
 def test_a_null_in_a_required_column_fails_naming_the_column(in_scale: Path, tmp_path: Path) -> None:
