@@ -3,8 +3,8 @@
     models/staging/_lake__sources.yml      the lake as dbt sources (read_parquet over each table's partitions)
     models/staging/_lake__docs.md          one {% docs %} block per table and per column, reused by later layers
     models/staging/stg_lake__<table>.sql   the staging view: every contract column, in contract order
-    models/staging/stg_lake__<table>.yml   its docs and data tests (not_null_columns, unique / unique_key,
-                                           accepted_values, in_range, known_in_dataset / relationships), all from
+    models/staging/stg_lake__<table>.yml   its docs and data tests (column_rules: required columns, keys,
+                                           bounds, accepted values; known_in_dataset / relationships), all from
                                            the contract
     models/staging/stg_lake__partitions.*  the lake's load metadata: every partition of every table, its dataset,
                                            rows and newest landing time (what incremental models version runs by)
@@ -50,17 +50,27 @@ def _doc_ref(name: str) -> str:
 
 
 def _column_tests(c: Contract, col: Column) -> list[object]:
-    tests: list[object] = []  # required and bounded columns: model-level not_null_columns, in_range (staging_yml)
-    if c.key == (col.name,):
-        tests.append("unique")
-    if col.accepted:
-        tests.append({"accepted_values": {"arguments": {"values": list(col.accepted)}}})
+    # a column's own rules (required, key, bounds, accepted values) are the model-level column_rules (staging_yml);
+    # what stays per column is the test against another model
+    tests: list[object] = []
     for ref in c.references:
         if ref.column != col.name:
             continue
         test = "known_in_dataset" if ref.same_dataset else "relationships"
         tests.append({test: {"arguments": {"to": f"ref('stg_lake__{ref.table}')", "field": ref.field}}})
     return tests
+
+
+def column_rules(c: Contract) -> dict[str, object]:
+    """The contract's column rules as the arguments of one `column_rules` test (macros/tests/column_rules.sql)."""
+    rules: dict[str, object] = {
+        "not_null": [col.name for col in c.columns if col.required],
+        "unique": [list(cols) for cols in (c.key, *c.unique) if cols],
+        "in_range": {col.name: {k: v for k, v in (("min_value", col.min), ("max_value", col.max)) if v is not None}
+                     for col in c.columns if col.min is not None or col.max is not None},
+        "accepted_values": {col.name: list(col.accepted) for col in c.columns if col.accepted},
+    }
+    return {name: rule for name, rule in rules.items() if rule}
 
 
 def staging_yml(c: Contract) -> dict[str, object]:
@@ -74,17 +84,9 @@ def staging_yml(c: Contract) -> dict[str, object]:
         columns.append(entry)
     model: dict[str, object] = {"name": f"stg_lake__{c.name}", "description": _doc_ref(table_doc(c.name)),
                                 "columns": columns}
-    required = [col.name for col in c.columns if col.required]
-    model_tests: list[object] = [{"not_null_columns": {"arguments": {"columns": required}}}] if required else []
-    model_tests += [{"unique_key": {"arguments": {"columns": list(cols)}}}
-                    for cols in (c.key, *c.unique) if len(cols) > 1]
-    # bounded columns: one model-level in_range (macros/tests/in_range.sql)
-    bounds = {col.name: {k: v for k, v in (("min_value", col.min), ("max_value", col.max)) if v is not None}
-              for col in c.columns if col.min is not None or col.max is not None}
-    if bounds:
-        model_tests.append({"in_range": {"arguments": {"columns": bounds}}})
-    if model_tests:
-        model["data_tests"] = model_tests
+    rules = column_rules(c)
+    if rules:
+        model["data_tests"] = [{"column_rules": {"arguments": rules}}]
     return {"version": 2, "models": [model]}
 
 
@@ -122,10 +124,10 @@ def partitions_yml() -> dict[str, object]:
                         "landing time. The incremental retrieval models version each run by the partitions it "
                         "reads (macros/retrieval/retrieval_versions.sql)."),
         "columns": [{"name": n, "description": d, "data_type": t} for n, t, d, _ in columns],
-        "data_tests": [
-            {"not_null_columns": {"arguments": {"columns": [n for n, _, _, required in columns if required]}}},
-            {"unique_key": {"arguments": {"columns": ["table_name", "partition_value", "dataset"]}}},
-        ],
+        "data_tests": [{"column_rules": {"arguments": {
+            "not_null": [n for n, _, _, required in columns if required],
+            "unique": [["table_name", "partition_value", "dataset"]],
+        }}}],
     }]}
 
 

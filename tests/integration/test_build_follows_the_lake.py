@@ -65,7 +65,7 @@ def test_build_follows_the_lake(home: Path, finrag, shared_data: Path) -> None:
     compiled = home / "dbt_target" / "compiled" / "finrag" / "models"
     for tests in (compiled / "staging" / "stg_lake__retrieval_results.yml",
                   compiled / "marts" / "retrieval" / "fct_retrieval_question_scores.yml"):
-        for sql in tests.glob("unique_key_*.sql"):
+        for sql in tests.glob("column_rules_*.sql"):
             assert "where \"run_id\" in ('second')) dbt_subquery" in sql.read_text(), sql
     tested = warehouse_query(home, "select distinct run_id from finrag_tested_runs order by 1")
     assert tested == [("first",), ("second",)]
@@ -75,7 +75,7 @@ def test_build_follows_the_lake(home: Path, finrag, shared_data: Path) -> None:
     third = finrag("build")
     assert "the models downstream of evidence" in third.stderr
     text = next((compiled / "marts" / "retrieval" / "fct_retrieval_question_scores.yml")
-                .glob("unique_key_*.sql")).read_text()
+                .glob("column_rules_*.sql")).read_text()
     assert "dbt_subquery" in text
     assert "\"run_id\" in ('first', 'second')" in text or "\"run_id\" in ('second', 'first')" in text
 

@@ -55,10 +55,10 @@ def test_off_scale_raw_score_fails_the_build(in_scale: Path, tmp_path: Path) -> 
     land_judgment(home, "off_scale", 5.0)  # the lake contract does not know scales: the build must catch it
     proc = run_finrag(home, "build", *SCORES_ONLY, check=False)
     assert proc.returncode != 0
-    assert "in_range_fct_judge_scores" in proc.stdout and "FAIL 1" in proc.stdout
-    # the failing test's rows name the column, its bounds and how many rows are out of them
-    [test_sql] = (home / "dbt_target" / "compiled").rglob("in_range_fct_judge_scores_*.sql")
-    assert warehouse_query(home, test_sql.read_text()) == [("normalized_score", 0, 1, 1)]
+    assert "column_rules_fct_judge_scores" in proc.stdout and "FAIL 1" in proc.stdout
+    # the failing test's rows name the rule, the column, its bounds and how many rows are out of them
+    [test_sql] = (home / "dbt_target" / "compiled").rglob("column_rules_fct_judge_*.sql")
+    assert warehouse_query(home, test_sql.read_text()) == [("in_range", "normalized_score", "[0, 1]", 1)]
 
 
 def test_a_null_in_a_required_column_fails_naming_the_column(in_scale: Path, tmp_path: Path) -> None:
@@ -67,12 +67,12 @@ def test_a_null_in_a_required_column_fails_naming_the_column(in_scale: Path, tmp
     con.execute("update fct_judge_scores set judge_model = null, metric = null")  # what a faulty model would write
     con.close()
     assert run_dbt(["test", "--select", "fct_judge_scores", "--store-failures"], home=home, quiet=True) != 0
-    # one not_null_columns test for the model, failing with a row per null column: its name and how many
+    # one column_rules test for the model, failing with a row per null column: its name and how many
     [(failures,)] = warehouse_query(home, "select table_schema || '.' || table_name from information_schema.tables "
                                           "where table_schema like '%dbt_test__audit' "
-                                          "and table_name like 'not_null_columns%'")
-    assert warehouse_query(home, f"select column_name, n_null from {failures} order by 1") == [
-        ("judge_model", 1), ("metric", 1)]
+                                          "and table_name like 'column_rules%'")
+    assert warehouse_query(home, f"select rule, column_name, n_failing from {failures} order by 2") == [
+        ("not_null", "judge_model", 1), ("not_null", "metric", 1)]
 
 
 def human_class(raw: float) -> str:

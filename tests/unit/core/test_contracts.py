@@ -104,5 +104,5 @@ def test_a_contract_column_reaches_sources_staging_and_docs() -> None:
     assert "accepted_values" in yml and "- oracle_page" in yml
     inspections = files["stg_lake__qa_inspections.yml"]
     assert "in_range" in inspections and "max_value: 5" in inspections
-    assert "unique_key" in files["stg_lake__retrieval_results.yml"]
+    assert "unique:\n        - - run_id\n          - question_id\n" in files["stg_lake__retrieval_results.yml"]
     assert "known_in_dataset" in files["stg_lake__evidence.yml"] and "relationships" in files["stg_lake__answers.yml"]
