@@ -7,10 +7,10 @@ STAMP := $(VENV)/.installed-$(shell sha256sum pyproject.toml | cut -c1-16)
 # --dist loadscope: a module's tests go to one worker, so its module-scoped home is built once, not once per worker
 PYTEST_ARGS ?= -n 2 --dist loadscope
 SQLFLUFF_ARGS ?=
-# the project's own bytecode, written before the tests: where PYTHONDONTWRITEBYTECODE is set (these machines) no process
-# writes it, and every plain Python process of the suite compiled the modules it imports (all of python_jobs: 2.4 CPU-s
-# to import, 2.0 with bytecode); the venv's packages get theirs at install (tools/uv-pip)
-COMPILE_SOURCES = $(VENV)/bin/python -m compileall -q -j 0 python_jobs dashboards tests > /dev/null
+# Python writes a module's bytecode the first time a process imports it, here too: these machines set
+# PYTHONDONTWRITEBYTECODE, under which every process compiled what it imports (all of python_jobs: 2.4 CPU-s to import,
+# 2.0 with bytecode) unless the install compiled all 23,600 modules of the venv (38 s, 64 CPU-s; tools/uv-pip)
+unexport PYTHONDONTWRITEBYTECODE
 UV_PIP = $(VENV)/bin/python tools/uv-pip
 
 .PHONY: demo test test-fast test-deps lint dashboard install clean
@@ -44,7 +44,7 @@ dashboard: $(STAMP)
 test: $(STAMP) test-deps
 	@lint_log=$$(mktemp) && trap 'rm -f "$$lint_log"' EXIT && \
 	{ $(MAKE) --no-print-directory lint SQLFLUFF_ARGS="--processes 1" > "$$lint_log" 2>&1 & lint_pid=$$!; } && \
-	{ $(COMPILE_SOURCES) && HF_HUB_OFFLINE=1 $(VENV)/bin/pytest $(PYTEST_ARGS) --durations=25 \
+	{ HF_HUB_OFFLINE=1 $(VENV)/bin/pytest $(PYTEST_ARGS) --durations=25 \
 	    --junitxml=test-artifacts/junit.xml; \
 	  tests=$$?; wait $$lint_pid; linted=$$?; cat "$$lint_log"; \
 	  [ $$linted -eq 0 ] || echo "make test: lint failed (exit $$linted)" >&2; \
@@ -54,7 +54,6 @@ test: $(STAMP) test-deps
 # slow), then dbt's unit tests (the hand-worked cases of the SQL) in a scratch home - an empty lake, so every model
 # builds empty and no data test has data to check.
 test-fast: $(STAMP)
-	$(COMPILE_SOURCES)
 	HF_HUB_OFFLINE=1 $(VENV)/bin/pytest $(PYTEST_ARGS) -m "not slow" tests/unit --durations=10
 	@fast_home=$$(mktemp -d) && trap 'rm -rf "$$fast_home"' EXIT && \
 	FINRAG_HOME=$$fast_home $(VENV)/bin/finrag build --quiet --no-publish --unit-tests --exclude-resource-type test && \

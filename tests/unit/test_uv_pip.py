@@ -30,6 +30,7 @@ def test_pip_configuration_becomes_uv_arguments(tmp_path, monkeypatch):
     # the machine's own pip.conf files are read too, but this file and the variables come last and win
     monkeypatch.setenv("PIP_CONFIG_FILE", str(conf))
     monkeypatch.setenv("PIP_DEFAULT_TIMEOUT", "77")
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")  # no process would write bytecode: uv writes it, as pip does
     tool = load_tool()
     options = tool.pip_install_options()
     assert tool.uv_arguments(options) == [
@@ -42,3 +43,9 @@ def test_pip_configuration_becomes_uv_arguments(tmp_path, monkeypatch):
     ]
     env = tool.uv_environment(options)
     assert env["SSL_CERT_FILE"] == "/srv/ca.pem" and env["UV_HTTP_TIMEOUT"] == "77"
+
+
+def test_bytecode_is_left_to_python_where_python_writes_it(monkeypatch):
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+    tool = load_tool()
+    assert "--compile-bytecode" not in tool.uv_arguments(tool.pip_install_options())
