@@ -7,6 +7,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+import yaml
 
 from python_jobs.core.contracts import CONTRACTS, _load, contract
 from python_jobs.core.errors import InputError
@@ -102,7 +103,13 @@ def test_a_contract_column_reaches_sources_staging_and_docs() -> None:
     assert "{% docs lake__retrieval_runs__config_id %}" in files["_lake__docs.md"]
     # accepted values, ranges, keys and references become the staging model's data tests
     assert "accepted_values" in yml and "- oracle_page" in yml
-    inspections = files["stg_lake__qa_inspections.yml"]
-    assert "in_range" in inspections and "max_value: 5" in inspections
-    assert "unique:\n        - - run_id\n          - question_id\n" in files["stg_lake__retrieval_results.yml"]
+    def column_rules(name: str) -> dict:
+        [model] = yaml.safe_load(files[name])["models"]
+        [rules] = [t["column_rules"]["arguments"] for t in model["data_tests"] if "column_rules" in t]
+        return rules
+
+    assert column_rules("stg_lake__qa_inspections.yml")["in_range"] == {"score": {"min_value": 1, "max_value": 5}}
+    # the key and the other unique column set, each a key of the one test
+    assert column_rules("stg_lake__retrieval_results.yml")["unique"] == [
+        ["run_id", "question_id", "rank"], ["run_id", "question_id", "chunk_id"]]
     assert "known_in_dataset" in files["stg_lake__evidence.yml"] and "relationships" in files["stg_lake__answers.yml"]
