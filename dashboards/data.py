@@ -356,6 +356,38 @@ def judge_leaderboard(home: Path, datasets_: Sequence[str] | None = None) -> pl.
     """, params, marts=["mart_judge_leaderboard"])
 
 
+def judge_trust(home: Path, judge_run_ids: Sequence[str] | None = None, metrics: Sequence[str] | None = None,
+                datasets_: Sequence[str] | None = None) -> pl.DataFrame | None:
+    """How far each judged mean (judge run x metric) can be trusted (mart_judge_trust): its mean and trust_state -
+    calibrated (the calibrated mean of a human label set's metric, its interval, method, n labelled and unlabelled),
+    uncalibrated, or no_better_than_chance (the judge's least favourable kappa against human labels, its interval
+    holding 0; calibration columns may be set too). One row per calibration; an uncalibrated mean has one row.
+    Filters: judge runs, metrics, datasets (none: all)."""
+    runs, run_params = _in_list("judge_run_id", judge_run_ids)
+    metric_filter, metric_params = _in_list("metric", metrics)
+    where, params = _in_list("dataset", datasets_)
+    return query(home, f"""
+        select judge_run_id, answer_run_id, judge_model, dataset, metric, mean, n_ok, trust_state, label_set,
+               human_metric, calibration_method, n_labelled, n_unlabelled, ppi_lambda, calibrated_mean,
+               calibrated_lower, calibrated_upper, agreement_label_set, kappa, kappa_lower, kappa_upper
+        from mart_judge_trust
+        where {runs} and {metric_filter} and {where}
+        order by dataset, judge_run_id, metric, label_set nulls first, human_metric nulls first
+    """, [*run_params, *metric_params, *params], marts=["mart_judge_trust"])
+
+
+def judge_reliability(home: Path, judge_run_id: str) -> pl.DataFrame | None:
+    """The judge's noise floor per metric of one judge run (mart_judge_reliability): repeats, the answers judged at
+    least twice, Krippendorff's alpha of the repeats at the metric's level of measurement and the share of answers
+    whose repeats straddle the pass threshold."""
+    return query(home, """
+        select metric, level_of_measurement, n_repeats, n_answers, alpha, n_flipping, share_flipping
+        from mart_judge_reliability
+        where judge_run_id = ?
+        order by metric
+    """, [judge_run_id], marts=["mart_judge_reliability"])
+
+
 def judgment_failures(home: Path, datasets_: Sequence[str] | None = None) -> pl.DataFrame | None:
     """The judge runs and metrics whose every judgment failed (mart_judge_leaderboard.all_failed: no mean to show),
     with their counts and first error."""
@@ -499,7 +531,12 @@ def run_comparison(home: Path, run_a: str, run_b: str, granularity: str | None,
 # ---------------------------------------------------------------------------------------------------- judge agreement
 
 def judge_agreement(home: Path) -> pl.DataFrame | None:
-    return query(home, "select * from mart_judge_agreement", marts=["mart_judge_agreement"])
+    """mart_judge_agreement: n, accuracy, Cohen's kappa and its interval per grain (judge run, judge model, judge
+    model overall) x label set x metric; by label set, metric and judge run."""
+    return query(home, """
+        select * from mart_judge_agreement
+        order by label_set, metric, judge_run_id nulls last, grain, judge_model, answer_model, eval_mode
+    """, marts=["mart_judge_agreement"])
 
 
 AGREEMENT_KEYS = ("grain", "judge_run_id", "label_set", "metric", "judge_model", "rubric", "answer_model", "eval_mode")
@@ -622,14 +659,15 @@ def answers(home: Path, dataset: str, question_id: str) -> pl.DataFrame | None:
 
 
 def judge_verdicts(home: Path, dataset: str, question_id: str) -> pl.DataFrame | None:
-    """Every judgment of the question's answers (fct_judge_scores): judge run, answer run, metric, status (ok /
-    not_applicable / failed), raw and normalised score, the judge's rationale and, when it failed, the error; in the
-    registry's metric order."""
+    """Every judgment of the question's answers (fct_judge_scores): judge run, answer run, metric, repeat (a judge run
+    with repeated judgments has a row per repeat), status (ok / not_applicable / failed), raw and normalised score,
+    the judge's rationale and, when it failed, the error; in the registry's metric order, then by repeat."""
     return query(home, """
-        select answer_run_id, judge_run_id, judge_model, metric, status, raw_score, normalized_score, rationale, error
+        select answer_run_id, judge_run_id, judge_model, metric, repeat, status, raw_score, normalized_score,
+            rationale, error
         from fct_judge_scores
         where dataset = ? and question_id = ?
-        order by answer_run_id, judge_run_id, metric_display_order, metric
+        order by answer_run_id, judge_run_id, metric_display_order, metric, repeat
     """, [dataset, question_id], marts=["fct_judge_scores"])
 
 

@@ -15,6 +15,7 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from dashboards import data
+from python_jobs.judging.trust import trust_note
 
 DECIMALS = 4
 
@@ -81,6 +82,20 @@ def ranked_chart(frame: pl.DataFrame, value: str, label: str, title: str, interv
     if intervals and "ci_low" in data_.columns:
         layers.append(base.mark_rule(strokeWidth=2, color="black").encode(x="ci_low:Q", x2="ci_high:Q"))
     return alt.layer(*layers).properties(height=alt.Step(26))
+
+
+def show_trust(trust: pl.DataFrame, name: Callable[[dict[str, Any]], str]) -> None:
+    """One line per judged mean and calibration (data.judge_trust's rows): `name` (the run, the metric), the mean and
+    its state in words (python_jobs/judging/trust.py, the wording `finrag report --judged` uses); a warning box where
+    the judge is no better than chance, a green one where calibrated."""
+    for r in trust.iter_rows(named=True):
+        text = f"{name(r)} — mean {fmt(r['mean'])}: {trust_note(r, fmt)}"
+        if r["trust_state"] == "no_better_than_chance":
+            st.warning(text, icon=":material/warning:")
+        elif r["trust_state"] == "calibrated":
+            st.success(text, icon=":material/verified:")
+        else:
+            st.info(text, icon=":material/help:")
 
 
 def no_data(what: str, hint: str = "Run `finrag build` (it publishes the marts) and reload.") -> None:

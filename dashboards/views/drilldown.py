@@ -137,8 +137,10 @@ else:
         run_verdicts = None if verdicts is None else verdicts.filter(pl.col("answer_run_id") == run["run_id"])
         if run_verdicts is not None and run_verdicts.height:
             st.markdown("**Judge verdicts**")
+            # a judge run with repeated judgments lists each repeat, numbered; one without shows no such column
+            repeats = ["repeat"] if run_verdicts["repeat"].max() > 1 else []
             ui.show_table(run_verdicts.select(
-                "metric", "status", "raw_score", pl.col("normalized_score").alias("score"),
+                "metric", *repeats, "status", "raw_score", pl.col("normalized_score").alias("score"),
                 pl.coalesce(pl.when(pl.col("status") == "ok").then(pl.col("rationale")),
                             pl.concat_str(pl.lit("error: "), pl.col("error")), pl.col("rationale"))
                 .alias("rationale / error"),

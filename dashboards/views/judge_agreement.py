@@ -1,4 +1,6 @@
-"""Judge agreement: a judge's labels against human labels (confusion matrix, accuracy, Cohen's kappa)."""
+"""Judge agreement: a judge's labels against human labels (confusion matrix, accuracy, Cohen's kappa and its
+interval), and how far the judge run's mean can be trusted (mart_judge_trust: a warning where it is no better than
+chance against humans, its calibrated mean where a calibration exists)."""
 
 import sys
 from pathlib import Path
@@ -10,6 +12,7 @@ import polars as pl  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from dashboards import data, ui  # noqa: E402
+from python_jobs.judging.trust import interval  # noqa: E402
 
 MAX_LINKS = 25
 
@@ -54,7 +57,7 @@ if agreement is None or agreement.is_empty():
 st.caption("Agreement of LLM judges with human labels (mart_judge_agreement); a row without judge_run_id "
            "aggregates every judge run of that label set and metric.")
 shown = [c for c in ["judge_run_id", "grain", "label_set", "metric", "judge_model", "answer_model", "eval_mode", "n",
-                     "accuracy", "kappa"] if c in agreement.columns]
+                     "accuracy", "kappa", "kappa_lower", "kappa_upper"] if c in agreement.columns]
 ui.show_table(agreement.select(shown).sort("label_set", "metric", "judge_run_id", nulls_last=True))
 
 pairs = agreement.select("label_set", "metric").unique(maintain_order=True).sort("label_set", "metric")
@@ -65,6 +68,7 @@ with cols[0]:
 label_set, metric = pairs.row(pair_labels.index(chosen))
 runs_here = agreement.filter((pl.col("label_set") == label_set) & (pl.col("metric") == metric))
 judge_runs = [r for r in runs_here["judge_run_id"].unique(maintain_order=True).to_list() if r is not None]
+run_names = data.run_labels(home)
 with cols[1]:
     judge_run = ui.pick("Judge run", judge_runs or [None], key="judge_run", param="judge_run",
                         format_func=lambda r: "all judge runs" if r is None else r)
@@ -80,7 +84,17 @@ if row.height:
     c[0].metric("Questions labelled by both", r["n"])
     c[1].metric("Accuracy", ui.fmt(r["accuracy"]))
     c[2].metric("Cohen's kappa", ui.fmt(r["kappa"]))
+    kappa_interval = interval(r["kappa_lower"], r["kappa_upper"], ui.fmt)
+    st.caption(f"Cohen's kappa's interval: {kappa_interval} (normal, with Cohen's large-sample standard error; "
+               "mart_judge_agreement).")
     confusion = data.judge_confusion(home, r)
+# the judge run's mean on this metric and how far it can be trusted: against every label set, not only this one
+trust = data.judge_trust(home, [judge_run] if judge_run is not None else judge_runs, [metric]) \
+    if judge_run is not None or judge_runs else None
+if trust is not None and not trust.is_empty():
+    st.markdown(f"**How far the judge's {metric} mean can be trusted** (mart_judge_trust; no better than chance: "
+                "its least favourable kappa against human labels of the metric has an interval reaching 0):")
+    ui.show_trust(trust, lambda t: data.run_label(run_names, t["judge_run_id"]))
 st.header("Confusion matrix")
 if confusion is None or confusion.is_empty():
     ui.no_data("no confusion counts for this selection")

@@ -1,6 +1,9 @@
-"""Judged answers: the answer-file guideline's combined score per judge run (mart_answer_file_leaderboard), each
-question's correctness / faithfulness verdicts (mart_answer_file_scores, worst first, linked to the drill-down),
-and a judge run's scores by slice (mart_judge_by_slice)."""
+"""Judged answers: the answer-file guideline's combined score per judge run (mart_answer_file_leaderboard), how far
+the chosen judge run's means can be trusted (mart_judge_trust: calibrated against human labels, uncalibrated, or no
+better than chance), the judge's noise floor over repeated judgments (mart_judge_reliability: Krippendorff's alpha
+and the share of answers whose verdict flips), each question's correctness / faithfulness verdicts
+(mart_answer_file_scores, worst first, linked to the drill-down), and a judge run's scores by slice
+(mart_judge_by_slice)."""
 
 import sys
 from pathlib import Path
@@ -34,6 +37,31 @@ ui.show_dataframe(board.with_columns(
 judge_runs = board["judge_run_id"].to_list()
 judge_run = ui.pick("Judge run", judge_runs, key="judge_run", param="judge_run",
                     format_func=lambda r: data.run_label(labels, r))
+
+st.header("How far its means can be trusted")
+trust = data.judge_trust(home, [judge_run])
+if trust is None or trust.is_empty():
+    st.write("No judged mean of this judge run (mart_judge_trust).")
+else:
+    st.caption("Each metric's mean (mart_judge_leaderboard) and its state (mart_judge_trust): calibrated against a "
+               "human label set (`finrag calibrate`: PPI++, or the human mean where every answer is labelled), "
+               "uncalibrated (no human labels say what it is worth), or no better than chance (its Cohen's kappa "
+               "against human labels has an interval reaching 0).")
+    registry = data.metric_registry(home)
+    metric_labels = {} if registry is None else dict(registry.select("metric", "label").rows())
+    ui.show_trust(trust, lambda r: metric_labels.get(r["metric"], r["metric"]))
+
+st.header("The judge's noise floor")
+reliability = data.judge_reliability(home, judge_run)
+if reliability is None or reliability.is_empty() or reliability["n_answers"].max() == 0:
+    st.caption("Judged once: no test-retest agreement. `finrag judge --repeats 3` judges every answer three times "
+               "(sampling on, one seed per repeat) and measures how often the verdict flips.")
+else:
+    st.caption("Test-retest agreement of the judge's repeated judgments of the same answers (mart_judge_reliability):"
+               " Krippendorff's alpha at the metric's level of measurement (1 perfect, 0 no better than shuffled), and"
+               " the share of answers whose repeats fall on both sides of the pass threshold (a single judgment "
+               "decides their verdict by chance). Means and comparisons use each answer's mean over its repeats.")
+    ui.show_table(reliability)
 
 st.header("Per question, worst first")
 scores = data.answer_file_scores(home, judge_run)

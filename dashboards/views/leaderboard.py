@@ -1,7 +1,8 @@
 """Leaderboard: runs on one chosen metric as a sorted chart first (with the 95 % interval of each run's difference
 to its family's best run and the runs tied with the best, mart_run_vs_best, at any count of runs), each run against
 the best as a table, metric-vs-k curves, then the sortable tables: retrieval, generation and judged (every count per
-metric), filterable by dataset and by run."""
+metric; beside the chosen judged metric's means, how far each can be trusted: mart_judge_trust), filterable by
+dataset and by run."""
 
 import sys
 from pathlib import Path
@@ -198,6 +199,12 @@ else:
     at_metric = judged.filter(pl.col("metric") == judged_metric).rename({"judge_run_id": "run_id"})
     ranked(at_metric.rename({"mean": judged_metric}), judged_metric, metric_labels.get(judged_metric, judged_metric),
            data.versus_best(home, "judge", judged_metric, None, None, chosen), compare={}, key="judged")
+    # each mean's state beside it: calibrated against human labels, uncalibrated, or no better than chance
+    trust = data.judge_trust(home, shown_runs, [judged_metric], chosen)
+    if trust is not None and not trust.is_empty():
+        st.markdown(f"**How far each {metric_labels.get(judged_metric, judged_metric)} mean can be trusted** "
+                    "(mart_judge_trust: human labels of the answers judged, `finrag calibrate`):")
+        ui.show_trust(trust, lambda r: data.run_label(labels, r["judge_run_id"]))
     all_failed = at_metric.filter(pl.col("all_failed"))
     for r in all_failed.iter_rows(named=True):
         st.warning(f"Every {judged_metric} judgment of {r['run_id']} failed ({r['n_failed']}): no mean. The "

@@ -7,13 +7,26 @@
       accuracy      observed agreement p_o = n_agree / n (null when n = 0),
       p_expected    chance agreement p_e = sum over classes of (A's count x B's count) / n^2,
       kappa         Cohen's kappa (p_o - p_e) / (1 - p_e); null when p_e = 1 (both raters used one and the same
-                    class: kappa is undefined, not 0 or 1) or n = 0.
+                    class: kappa is undefined, not 0 or 1) or n = 0,
+      kappa_lower, kappa_upper
+                    its two-sided normal interval at var run_comparison_alpha with Cohen's (1960) large-sample
+                    standard error sqrt(p_o (1 - p_o) / (n (1 - p_e)^2)), cut to kappa's scale [-1, 1], to 12
+                    decimals: an interval that holds 0 says the rater is no better than chance (mart_judge_trust).
     One definition for every agreement mart (judge vs human labels, LLM inspector vs human inspection), so the two
     cannot drift apart in formula or column names. Keys may be null (pooled grains): groups and the join between
     the counts and the chance agreement treat null as a value.
 -#}
 {%- set key_list = [keys] if keys is string else keys -%}
 {%- set compared = rater_a ~ ' is not null and ' ~ rater_b ~ ' is not null' -%}
+select
+    agreement.*,
+    {%- for bound, sign in [('lower', '-'), ('upper', '+')] %}
+    {{ comparable_mean(clamp_to_scale(
+        'agreement.kappa ' ~ sign ~ ' normal_quantile(1 - ' ~ var('run_comparison_alpha') ~ ' / 2)'
+        ~ ' * sqrt(agreement.accuracy * (1 - agreement.accuracy) / agreement.n) / (1 - agreement.p_expected)',
+        '-1.0', '1.0')) }} as kappa_{{ bound }}{{ ',' if not loop.last }}
+    {%- endfor %}
+from (
 select
     {%- for key in key_list %}
     pair_counts.{{ key }},
@@ -57,4 +70,5 @@ left join (
     group by {{ key_list | join(', ') }}
 ) as chance
     on {% for key in key_list %}chance.{{ key }} is not distinct from pair_counts.{{ key }}{{ "\n    and " if not loop.last }}{% endfor %}
+) as agreement
 {% endmacro %}

@@ -12,6 +12,7 @@ renamed as (
         judge_run_id,
         question_id,
         metric,
+        coalesce(repeat, 1) as repeat,
         rubric,
         raw_score,
         rationale,

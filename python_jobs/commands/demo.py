@@ -13,10 +13,13 @@ import yaml
 
 from python_jobs.core.config import HOME_ENV, warehouse_home
 from python_jobs.demo.pipeline import (
+    AGREEMENT_METRICS,
     AGREEMENT_RUN,
+    CALIBRATION,
     DEMO_JUDGE_METRICS,
     DEMO_QA_TOPICS,
     GENERATED_SPLITS,
+    JUDGED_REPORT,
     RETRIEVALS,
     _shared_llm,
     _step,
@@ -99,12 +102,14 @@ def command(source: str, financebench_dir: str, dataset: str | None, preset: str
                                                     "--documents", str(d / "financebench_document_information.jsonl")])
         if labelled.exists():
             _step("ingest human-labelled answers", ["ingest", "financebench-answers", str(labelled)])
-            _step("judge them", ["judge", "--answer-run", AGREEMENT_RUN, "--metrics", "correctness",
+            _step("judge them", ["judge", "--answer-run", AGREEMENT_RUN, "--metrics", AGREEMENT_METRICS,
                                  *(["--limit", str(answer_limit)] if answer_limit else [])])
+            _step("declare what predicts the human label", ["calibrate", *CALIBRATION])
         else:
             click.secho(f"({labelled} not found: no judge-human agreement in this demo)", fg="yellow", err=True)
     _step("dbt build", ["build", "--quiet"])
     for title, sql in leaderboard_queries(dataset, k):
         _step(title, ["sql", sql])
+    _step(*JUDGED_REPORT)
     click.secho(f"\nwarehouse: {home / 'finrag.duckdb'}  (query it with `finrag sql`; marts as Parquet under "
                 f"{home / 'exports' / 'marts'})\ndashboard: make dashboard", fg="green", err=True)

@@ -7,6 +7,9 @@
     --format table   the leaderboard rows (or, with --slice, the by-slice rows) as a table
     --format json    the same rows as JSON
 
+`finrag report --judged [--run-id JUDGE_OR_ANSWER_RUN]`: every judged mean with how far it can be trusted
+(calibrated, uncalibrated, or no better than chance against humans: mart_judge_trust).
+
 The rules and decisions are documented in python_jobs/warehouse/reports.py.
 """
 
@@ -21,11 +24,14 @@ import polars as pl
 from python_jobs.commands._options import target_option
 from python_jobs.core.errors import InputError
 from python_jobs.core.rules import GRANULARITIES, SLICE_CROSSINGS, SLICE_DIMENSIONS
-from python_jobs.warehouse.reports import leaderboard, slices, trec_lines
+from python_jobs.warehouse.reports import judged_means, leaderboard, slices, trec_lines
 
 
 @click.command("report")
-@click.option("--run-id", required=True, help="The retrieval run to report.")
+@click.option("--run-id", default=None, help="The retrieval run to report (with --judged: a judge run, or an answer "
+              "run whose judge runs to report; default all).")
+@click.option("--judged", is_flag=True, help="Judged means with how far each can be trusted (calibrated, "
+              "uncalibrated, no better than chance against humans) instead of a retrieval run's metrics.")
 @click.option("--format", "fmt", type=click.Choice(["trec", "table", "json"]), default="table", show_default=True)
 @click.option("--granularity", type=click.Choice(GRANULARITIES), default=None,
               help="Granularity (trec format: default chunk, the docno of TREC runs; table/json: all).")
@@ -36,9 +42,24 @@ from python_jobs.warehouse.reports import leaderboard, slices, trec_lines
 @click.option("--metric", "metrics", multiple=True, help="table/json: only these metrics (e.g. doc_rec, map).")
 @click.option("--k", "ks", type=int, multiple=True, help="table/json: only these cut-offs (0 = whole ranking).")
 @target_option
-def command(run_id: str, fmt: str, granularity: str | None, complete: bool, dimensions: tuple[str, ...],
-            metrics: tuple[str, ...], ks: tuple[int, ...], target: str) -> None:
-    """Print a retrieval run's metrics from the marts (trec_eval format, a table, or JSON)."""
+def command(run_id: str | None, judged: bool, fmt: str, granularity: str | None, complete: bool,
+            dimensions: tuple[str, ...], metrics: tuple[str, ...], ks: tuple[int, ...], target: str) -> None:
+    """Print a retrieval run's metrics (trec_eval format, a table, or JSON), or the judged means, from the marts."""
+    if judged:
+        if fmt == "trec" or dimensions or ks or granularity or complete:
+            raise InputError("--judged takes --run-id, --metric and --format table or json", field="judged")
+        frame = judged_means(run_id, target)
+        if metrics:
+            frame = frame.filter(pl.col("metric").is_in(list(metrics)))
+        if fmt == "json":
+            sys.stdout.write(json.dumps(frame.to_dicts(), ensure_ascii=False, indent=1) + "\n")
+            return
+        with pl.Config(tbl_rows=-1, fmt_str_lengths=160, tbl_width_chars=250, float_precision=4,
+                       tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True):
+            click.echo(frame.select("judge_run_id", "metric", "mean", "n_ok", "n_not_applicable", "n_failed", "trust"))
+        return
+    if run_id is None:
+        raise InputError("--run-id is required (or --judged)", field="run_id")
     if fmt == "trec":
         if dimensions or metrics or ks:
             raise InputError("--slice / --metric / --k apply to --format table or json", field="format")

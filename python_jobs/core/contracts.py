@@ -23,7 +23,7 @@ from python_jobs.core.errors import InputError
 CONTRACTS_YML = Path(__file__).with_name("contracts.yml")
 # where each row came from: validation errors name them
 ORIGIN = {"_file": pl.String, "_line": pl.Int64}
-COLUMN_KEYS = {"name", "type", "description", "required", "accepted", "min", "max"}
+COLUMN_KEYS = {"name", "type", "description", "required", "accepted", "min", "max", "default"}
 
 _SCALARS: dict[str, tuple[pl.DataType, str]] = {
     # contract type -> (polars dtype, DuckDB type as dbt documents it)
@@ -69,6 +69,9 @@ class Column:
     min: float | None = None
     max: float | None = None
     shared: bool = False  # described once in shared_columns (one docs block for every table that has it)
+    # the value of a row landed before the column existed (read_parquet's union_by_name gives null there): the
+    # staging view, the lake's readers and the landing of a frame without the column fill it in
+    default: Any = None
 
 
 @dataclass(frozen=True)
@@ -110,6 +113,10 @@ class Contract:
     @property
     def accepted(self) -> dict[str, tuple[str, ...]]:
         return {c.name: c.accepted for c in self.columns if c.accepted}
+
+    @property
+    def defaults(self) -> dict[str, Any]:
+        return {c.name: c.default for c in self.columns if c.default is not None}
 
     @property
     def ranges(self) -> dict[str, tuple[float | None, float | None]]:
@@ -200,6 +207,7 @@ def _load(path: Path = CONTRACTS_YML) -> dict[str, Contract]:
                 accepted=tuple(str(v) for v in c["accepted"]) if c.get("accepted") else None,
                 min=c.get("min"), max=c.get("max"),
                 shared="description" not in c and bool(base),
+                default=c.get("default"),
             ))
         refs = tuple(Reference(r["column"], r["to"], r.get("field", r["column"]), r.get("same_dataset", True))
                      for r in t.get("references") or ())

@@ -153,8 +153,7 @@ class Lake:
             if not files:
                 frame = pl.DataFrame(schema=c.polars_schema)
             else:
-                frame = pl.scan_parquet(files, missing_columns="insert", extra_columns="ignore").collect()
-                frame = conform(frame, c)
+                frame = conform(scan_files(files).collect(), c)
         for col, val in (where or {}).items():
             frame = frame.filter(pl.col(col) == val)
         return frame.select(columns) if columns else frame
@@ -164,7 +163,7 @@ class Lake:
             files = self.partition_files(table, value)
             if not files:
                 return pl.DataFrame(schema=contract(table).polars_schema)
-            return conform(pl.read_parquet(files), contract(table))
+            return conform(scan_files(files).collect(), contract(table))
 
     @contextmanager
     def reading(self) -> Iterator[None]:
@@ -574,15 +573,29 @@ def _check_disjoint(c: Contract, frame: Slices, piece: pl.DataFrame, seen: pl.Se
     return values if seen is None else pl.concat([seen, values])
 
 
+def scan_files(files: list[Path]) -> pl.LazyFrame:
+    """The files as one frame with every column any of them has (a file landed before a column was added lacks
+    it: nulls there, which `conform` turns into the column's default). The union schema is given to the scan: from
+    the first file's alone, a column the first file lacks would be dropped from every file."""
+    schema: dict[str, pl.DataType] = {}
+    for f in files:
+        for name, dtype in pl.read_parquet_schema(f).items():
+            schema.setdefault(name, dtype)
+    return pl.scan_parquet(files, schema=schema, missing_columns="insert", extra_columns="ignore")
+
+
 # ---- validation ----------------------------------------------------------------------------------------------
 def conform(frame: pl.DataFrame, c: Contract, keep_origin: bool = False) -> pl.DataFrame:
-    """Cast to the contract's schema (missing nullable columns become nulls), in contract column order."""
+    """Cast to the contract's schema (missing nullable columns become nulls; a column with a default, missing or
+    null, its default: a partition landed before it), in contract column order."""
     cols = []
+    defaults = c.defaults
     for name, dtype in c.schema.items():
         if name in frame.columns:
-            cols.append(pl.col(name).cast(dtype, strict=True))
+            col = pl.col(name).cast(dtype, strict=True)
+            cols.append(col.fill_null(pl.lit(defaults[name], dtype=dtype)) if name in defaults else col)
         else:
-            cols.append(pl.lit(None, dtype=dtype).alias(name))
+            cols.append(pl.lit(defaults.get(name), dtype=dtype).alias(name))
     if keep_origin:
         cols += [pl.col(x) for x in _ORIGIN if x in frame.columns]
     return frame.select(cols)
@@ -594,7 +607,7 @@ def conform_checked(frame: pl.DataFrame, c: Contract) -> pl.DataFrame:
     unknown = [x for x in frame.columns if x not in c.schema and x not in _ORIGIN]
     if unknown:
         raise InputError(f"{c.name}: columns not in the contract: {unknown}", field=unknown[0])
-    missing = [x for x in c.not_null if x not in frame.columns]
+    missing = [x for x in c.not_null if x not in frame.columns and x not in c.defaults]
     if missing:
         raise InputError(f"{c.name}: required column missing", field=missing[0])
     try:
@@ -619,7 +632,8 @@ def check_keys_across_loads(lake: Lake, c: Contract, partition_value: str, frame
             files = _other_shards_files(lake.partition_path(c.name, value).parent, shard)
         if not files:
             continue
-        other = pl.read_parquet(files, columns=key)
+        # a file landed before a key column with a default (judgments.repeat) lacks it: read it as its default
+        other = conform(scan_files(files).collect(), c).select(key)
         clash = frame.select(key).with_row_index("_i").join(other, on=key, how="inner")
         if clash.height:
             i = int(clash["_i"].min())

@@ -27,6 +27,12 @@ from python_jobs.llm.server import EMBEDDED_MODEL, start_embedded_server
 
 AGREEMENT_RUN = "gpt-4_oracle"  # a FinanceBench answer run with human labels
 DEMO_JUDGE_METRICS = "acc,utl,hal,correctness,faithfulness"
+# the human-labelled answers are judged on the metric the people labelled (agreement) and on acc; both, and the
+# answers' numeric match, are declared predictors of the human label (`finrag calibrate`), so the printout shows a
+# judged mean in each state: the RAG answers' uncalibrated, acc calibrated, correctness against its kappa
+AGREEMENT_METRICS = "correctness,acc"
+CALIBRATION = ["--label-set", "financebench_human", "--human-metric", "correctness",
+               "--predictor", "correctness", "--predictor", "acc", "--predictor", "numeric_match"]
 # QA generation's cells: the most populated topics x the five tasks. Since the classifier's reply is held to the topic
 # list (structured output), all sampled units get a topic, so without a cap the cells (and the demo's time) grow
 # with the topics found; two topics x five tasks is what the demo's time budget holds
@@ -74,13 +80,21 @@ def leaderboard_queries(dataset: str, k: int) -> list[tuple[str, str]]:
         ("generation leaderboard",
          "select run_id, eval_mode, metric, round(mean, 4) as mean, n from mart_generation_leaderboard "
          f"where dataset = '{dataset}' order by metric, eval_mode"),
-        ("judge leaderboard",
-         "select judge_run_id, answer_run_id, metric, round(mean, 4) as mean, n_ok, n_not_applicable, n_failed "
-         "from mart_judge_leaderboard order by answer_run_id, metric"),
         ("judge-human agreement",
-         "select judge_run_id, label_set, metric, n, round(accuracy, 4) as accuracy, round(kappa, 4) as kappa "
+         "select judge_run_id, label_set, metric, n, round(accuracy, 4) as accuracy, round(kappa, 4) as kappa, "
+         "round(kappa_lower, 4) as kappa_lower, round(kappa_upper, 4) as kappa_upper "
          "from mart_judge_agreement where judge_run_id is not null order by judge_run_id"),
+        ("calibrated means: the human label's mean from its labels and each predictor (PPI++ where some answers "
+         "are unlabelled)",
+         "select answer_run_id, label_set, human_metric, predictor, predictor_run_id, n_labelled, n_unlabelled, "
+         "round(predictor_mean, 4) as predictor_mean, round(human_mean, 4) as human_mean, "
+         "round(ppi_mean, 4) as ppi_mean, round(ppi_lower, 4) as ppi_lower, round(ppi_upper, 4) as ppi_upper, "
+         "round(ppi_lambda, 4) as ppi_lambda from mart_judge_calibrated order by answer_run_id, predictor"),
     ]
+
+
+# the judge leaderboard, each mean beside how far it can be trusted (`finrag report --judged`: mart_judge_trust)
+JUDGED_REPORT = ("judge leaderboard: every judged mean and how far it can be trusted", ["report", "--judged"])
 
 
 def _step(title: str, args: list[str]) -> str:

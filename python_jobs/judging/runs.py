@@ -1,6 +1,7 @@
 """`finrag judge`: an LLM-judge run over an answer run, through the one LLM client.
 
     finrag judge --answer-run A [--metrics correctness,faithfulness] [--judge-model M] [--limit N] [--question-id Q]
+                 [--repeats N [--temperature T]]
 
 - Metrics and their scales come from the judged rows of the metric registry, seeds/metrics.csv (judging/metrics.py).
   Default metrics: every metric that applies to the run (those needing passages are left out when the run has none
@@ -20,6 +21,15 @@
 - Passages: the answer's own `passages` JSON texts (answer files), else its chunks' texts (finrag RAG runs), else,
   for FinanceBench's oracle / inContext runs, the gold evidence pages the system was given (from `pages`, else the
   full-page texts FinanceBench ships in the question's meta).
+- Repeats (`--repeats N`, SPEC §10: the judge's noise): every answer is judged N times into the ONE judge run, each
+  judgment a row of its own (`judgments.repeat` 1..N). N = 1 (the default) is the run it always was: greedy
+  (temperature 0), no seed, the same params and so the same judge run id and LLM requests (the cache holds). N > 1
+  samples: temperature --temperature (default 0.7) and seed r for repeat r, so each repeat is its own request (the
+  request hash holds the seed) and a re-run is served from the cache; `repeats` and the temperature enter the params
+  and the judge run id. A decision made without a call (not_applicable) is the same for every repeat and is written
+  once per repeat, so every answer x metric has N rows. What the repeats give: fct_judge_answer_scores (the answer's
+  mean over its ok repeats, which every judged mean and comparison uses) and mart_judge_reliability
+  (Krippendorff's alpha, the answers whose repeats straddle the pass threshold).
 - Sharded (`--shard I/N`, python_jobs/core/shards.py): the answers to judge (--question-id, --limit) and the default
   metrics are the whole run's, so the judge run id and the judge_runs row are the unsharded run's; the shard judges
   the answers whose question_id falls in its slice and lands them as its part of the run.
@@ -31,10 +41,10 @@ import hashlib
 import json
 from collections import Counter
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Self
 
 import polars as pl
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from python_jobs.core.console import say
@@ -54,6 +64,9 @@ from python_jobs.warehouse.text_metrics import first_words, parse_amounts
 # filing, of which we have the evidence pages); *_reverse put the context after the question
 EVIDENCE_MODES = {"oracle", "oracle_reverse", "inContext", "inContext_reverse"}
 REFERENCE_TOKENS = 200
+# the sampling temperature of repeated judgments (--repeats > 1) when --temperature is not given: high enough that
+# the judge's own uncertainty shows between repeats, the common default of chat endpoints
+REPEAT_TEMPERATURE = 0.7
 
 
 class JudgeConfig(JobConfig):
@@ -72,6 +85,25 @@ class JudgeConfig(JobConfig):
         "Token budget of all passages in one prompt (each of the first 10 is cut to its share)."))
     judge_run_id: str | None = Field(None, description="Judge run id (default: <answer run>-judge-<config hash>).")
     ledger_batch: int = Field(16, ge=1, description="LLM calls per landed llm_calls batch.")
+    repeats: int = Field(1, ge=1, description=(
+        "Judge every answer N times (repeat r sampled with seed r) into the one judge run: the judge's noise."))
+    temperature: float | None = Field(None, ge=0, le=2, description=(
+        f"Sampling temperature of repeated judgments (--repeats > 1) [default: {REPEAT_TEMPERATURE}]; a single "
+        "judgment is greedy (0)."))
+
+    @model_validator(mode="after")
+    def _temperature_only_with_repeats(self) -> Self:
+        if self.temperature is not None and self.repeats == 1:
+            raise InputError("a temperature is for repeated judgments (--repeats N, N > 1): a single judgment is "
+                             "greedy (temperature 0)", field="temperature")
+        return self
+
+    @property
+    def sampling_temperature(self) -> float:
+        """The requests' temperature: 0 for a single judgment, else the given one or REPEAT_TEMPERATURE."""
+        if self.repeats == 1:
+            return 0.0
+        return REPEAT_TEMPERATURE if self.temperature is None else self.temperature
 
     @field_validator("metrics")
     @classmethod
@@ -237,12 +269,15 @@ def run_judge(home: str | None, cfg: JudgeConfig, llm_config: LLMConfig, *, shar
 
     llm = LLMClient(home, llm_config, job_run_id=f"judge-{answer_run_id}{f'-{shard.tag}' if shard else ''}",
                     batch_size=cfg.ledger_batch)
+    temperature, repeats = cfg.sampling_temperature, cfg.repeats
     params = {"metrics": metrics, "rubrics": {m: t.ref for m, t in templates.items()}, "max_tokens": max_tokens,
-              "temperature": 0.0, "passage_tokens": passage_tokens, "max_passages": MAX_PASSAGES,
+              "temperature": temperature, "passage_tokens": passage_tokens, "max_passages": MAX_PASSAGES,
               "answer_file_words": ANSWER_FILE_WORDS, "reference_tokens": REFERENCE_TOKENS,
               "token_counter": "minilm (estimate)", "limit": cfg.limit,
               "question_ids": sorted(cfg.question_ids) or None,
               "reply_formats": {m: reply_format(specs[m], cfg.max_tokens) for m in metrics}}
+    if repeats > 1:  # only then: a single judgment's params, and so its run id, are what they always were
+        params["repeats"] = repeats
     digest = hashlib.sha256(json.dumps({"answer_run_id": answer_run_id, "judge_model": llm.model, **params},
                                        sort_keys=True).encode()).hexdigest()
     judge_run_id = check_id(cfg.judge_run_id or f"{answer_run_id}-judge-{digest[:10]}", "judge run id")
@@ -250,33 +285,40 @@ def run_judge(home: str | None, cfg: JudgeConfig, llm_config: LLMConfig, *, shar
         items = [i for i in items if shard.owns(i.question_id)]
     say(f"judge run {judge_run_id}{f' shard {shard}' if shard else ''}: {len(items)} answers of {answer_run_id!r} "
         f"x {len(metrics)} metrics "
-        f"({', '.join(metrics)}), judge model {llm.model}")
+        f"({', '.join(metrics)}){f' x {repeats} repeats (temperature {temperature})' if repeats > 1 else ''}, "
+        f"judge model {llm.model}")
 
     budget = Budget()
-    verdicts: dict[tuple[str, str], Verdict] = {}
-    calls: list[tuple[str, str, ChatRequest]] = []
+    verdicts: dict[tuple[str, str, int], Verdict] = {}
+    calls: list[tuple[str, str, int, ChatRequest]] = []
     for item in items:
         for m in metrics:
             why = not_applicable(item, specs[m])
-            if why:
-                verdicts[(item.question_id, m)] = Verdict("not_applicable", None, why, None)
-            else:
-                req = ChatRequest(render(templates[m], specs[m], item, budget, passage_tokens), "judge",
-                                  temperature=0.0, max_tokens=max_tokens,
+            prompt = None if why else render(templates[m], specs[m], item, budget, passage_tokens)
+            for r in range(1, repeats + 1):
+                if why:  # decided without a call: the same row for every repeat
+                    verdicts[(item.question_id, m, r)] = Verdict("not_applicable", None, why, None)
+                    continue
+                # one repeat: greedy and unseeded, the request a single judgment always made
+                req = ChatRequest(prompt, "judge", temperature=temperature, max_tokens=max_tokens,
+                                  seed=r if repeats > 1 else None,
                                   response_format=reply_format(specs[m], max_tokens))
-                calls.append((item.question_id, m, req))
+                calls.append((item.question_id, m, r, req))
     try:
-        results = llm.complete_many([r for _, _, r in calls], desc="judge")
+        results = llm.complete_many([req for *_, req in calls], desc="judge")
     finally:
         llm.close()
-    for (qid, m, _), res in zip(calls, results, strict=True):
-        verdicts[(qid, m)] = read_verdict(res, specs[m], max_tokens)
+    for (qid, m, r, _), res in zip(calls, results, strict=True):
+        verdicts[(qid, m, r)] = read_verdict(res, specs[m], max_tokens)
 
-    rows = [{"judge_run_id": judge_run_id, "question_id": item.question_id, "metric": m, "rubric": templates[m].ref,
-             "raw_score": verdicts[(item.question_id, m)].raw_score,
-             "rationale": verdicts[(item.question_id, m)].rationale,
-             "status": verdicts[(item.question_id, m)].status, "error": verdicts[(item.question_id, m)].error}
-            for item in items for m in metrics]
+    rows = []
+    for item in items:
+        for m in metrics:
+            for r in range(1, repeats + 1):
+                v = verdicts[(item.question_id, m, r)]
+                rows.append({"judge_run_id": judge_run_id, "question_id": item.question_id, "metric": m,
+                             "repeat": r, "rubric": templates[m].ref, "raw_score": v.raw_score,
+                             "rationale": v.rationale, "status": v.status, "error": v.error})
     judgments = contract("judgments").frame(rows)
     judge_run = contract("judge_runs").frame([{
         "judge_run_id": judge_run_id, "answer_run_id": answer_run_id, "judge_model": llm.model,

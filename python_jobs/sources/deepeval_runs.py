@@ -18,6 +18,14 @@ and the direction its own verdicts show (success = score >= threshold: higher is
 BaseMetric; score <= threshold: lower, as Bias / Toxicity / Hallucination); verdicts that fit neither are refused.
 Errors name the file, line (deepeval writes the document on one line: line 1; a malformed document's own line) and
 the JSON path of the field (`testCases[2].metricsData[0].score`).
+
+Repeats (the judge's noise): `deepeval test run --repeat N` (or `evaluate()` over a list of test cases holding each
+N times) writes each test case N times in the one test run, each with the metricsData of its own evaluation. The
+test cases of one question with the same actualOutput and retrievalContext are one answer judged N times
+(sources/external_runs.py), numbered in the order they come in testCases. The same question with another
+actualOutput, and questions with different numbers of repeats (every question has repeats 1..N), are refused with
+the file, line and the test case's JSON path. The export writes a judge run's repeats the same way: the test case
+once per repeat, in repeat order (its metadata says which).
 """
 
 from __future__ import annotations
@@ -191,7 +199,8 @@ def export_deepeval(lake: Lake, run_id: str) -> str:
         case = {"name": s.question_id, "input": s.question, "actualOutput": s.response,
                 "expectedOutput": s.reference, "context": s.reference_contexts, "retrievalContext": s.contexts,
                 "success": all(d["success"] for d in data), "metricsData": data, "runDuration": 0.0,
-                "order": order, "metadata": {"question_id": s.question_id}}
+                "order": order, "metadata": {"question_id": s.question_id,
+                                             **({"repeat": s.repeat} if s.repeat is not None else {})}}
         cases.append({k: x for k, x in case.items() if x is not None})
     passed = sum(1 for c in cases if c["success"])
     run = {"testCases": cases, "conversationalTestCases": [], "metricsScores": list(by_metric.values()),

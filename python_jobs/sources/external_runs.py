@@ -16,6 +16,15 @@ A file (a Ragas results / experiment / EvaluationDataset file, a DeepEval test r
 - where the file carries metric scores, a judge run `<answer run>-<tool>` (judge_runs + judgments): one judgment
   per sample and metric, ok with the raw score, or failed (DeepEval's `error`, Ragas' NaN / empty cell) with the
   reason; the tool's `reason` is the rationale. A score off the metric's scale is refused (nothing lands).
+- repeats (the judge's noise, SPEC §10): a sample given several times in one file - the same question with the same
+  answer (response and retrieved contexts), each time with the tool's scores of that evaluation - is ONE answer of
+  the answer run judged several times: judgments.repeat numbers them, by the file's own numbering where the reader
+  has one (Ragas' optional `repeat` column) and else in file order (a DeepEval test case repeated, as `deepeval test
+  run --repeat N` writes them). Refused, naming the file, line and field (nothing lands): the same question with
+  another answer (two answers to one question are two runs); a file that numbers some samples and not others; a
+  repeat number given twice for a question; and repeats that differ between samples - every question of the run
+  has repeats 1..N (a repeat naming a question that repeat 1 does not hold, a question with fewer repeats than the
+  others), so every answer's mean is over the same number of judgments.
 - metrics: a tool's metric is the registry's `<tool>_<slug of its name>` (judging/metrics.py
   `external_metric_name`). The seed declares the ones the project knows (scale, direction); a name it does not
   know is declared with the run in metric_declarations (a DeepEval metric: [0, 1], DeepEval's convention, and the
@@ -43,6 +52,15 @@ from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake, check_id
 from python_jobs.judging.metrics import MetricSpec, external_metric_name, fmt_number, load_metrics
 from python_jobs.sources.landing import land
+
+# how each tool's file names a sample's parts, for errors
+FIELDS = {
+    "ragas": {"question": "user_input", "response": "response", "contexts": "retrieved_contexts",
+              "context_ids": "retrieved_context_ids"},
+    "deepeval": {"question": "input", "response": "actualOutput", "contexts": "retrievalContext",
+                 "context_ids": "retrievalContext"},
+}
+REPEAT_FIELD = "repeat"  # Ragas' optional column numbering a sample's repeats
 
 
 @dataclass(frozen=True)
@@ -79,6 +97,7 @@ class ExternalSample:
     reference_context_ids: list[str] | None = None
     question_id_hints: tuple[str, ...] = ()
     scores: list[ExternalScore] = field(default_factory=list)
+    repeat: int | None = None  # the repeat's number as the file gives it (None: numbered in file order)
 
 
 @dataclass
@@ -145,8 +164,11 @@ def land_external_runs(lake: Lake, runs: list[ExternalRun], dataset: str, model:
         for qid, text in zip(known["question_id"], known["question"], strict=True):
             by_text.setdefault(text, []).append(qid)
         file = str(run.path)
+        names = FIELDS[run.tool]
+        check_repeat_numbering(run)
         new_questions: dict[str, dict] = {}
-        answered: dict[str, int | str] = {}
+        answered: dict[str, ExternalSample] = {}  # question id -> the sample that gave its answer
+        repeats: dict[str, dict[int, ExternalSample]] = {}  # question id -> repeat -> sample
         answer_rows, judgment_rows = [], []
         metrics: dict[str, MetricSpec] = {}
         for s in run.samples:
@@ -163,14 +185,27 @@ def land_external_runs(lake: Lake, runs: list[ExternalRun], dataset: str, model:
                                             "reference_context_ids": s.reference_context_ids}, ensure_ascii=False),
                         "_file": file, "_line": s.line}
                     created_anywhere.add(qid)
-            if qid in answered:
-                question_field = "user_input" if run.tool == "ragas" else "input"
-                raise InputError(f"question {qid!r} ({s.question[:60]!r}) is asked twice in one run (first at "
-                                 f"{answered[qid]})", **where, field=f"{s.field_prefix}{question_field}")
-            answered[qid] = f"line {s.line}" if s.line else s.field_prefix.rstrip(".")
+            done = repeats.setdefault(qid, {})
+            repeat = s.repeat if s.repeat is not None else len(done) + 1
+            if repeat in done:
+                raise InputError(f"repeat {repeat} of question {qid!r} ({s.question[:60]!r}) is given twice (first at "
+                                 f"{at(done[repeat])})", **where, field=f"{s.field_prefix}{REPEAT_FIELD}")
+            done[repeat] = s
+            if qid in answered:  # a repeat: the same answer, judged again
+                first = answered[qid]
+                differs = next((k for k in ("response", "contexts", "context_ids")
+                                if getattr(s, k) != getattr(first, k)), None)
+                if differs is not None:
+                    raise InputError(f"question {qid!r} ({s.question[:60]!r}) is asked twice in one run with another "
+                                     f"{names[differs]} (first at {at(first)}): a repeated sample is the same answer "
+                                     "judged again; two answers to one question are two runs", **where,
+                                     field=f"{s.field_prefix}{names[differs]}")
+                judgment_rows += judgments_of(run, s, qid, repeat, metrics, seed, landed, where)
+                continue
+            answered[qid] = s
             if s.response is None:
                 raise InputError("the sample has no response: an answer run needs one per sample", **where,
-                                 field=f"{s.field_prefix}{'response' if run.tool == 'ragas' else 'actualOutput'}")
+                                 field=f"{s.field_prefix}{names['response']}")
             ids = s.context_ids if s.context_ids and len(s.context_ids) == len(s.contexts or []) else None
             passages = [{"doc_ids": [], "chunk_id": (ids[i] if ids and ids[i] in chunk_ids else None), "text": text,
                          "context_id": ids[i] if ids else None} for i, text in enumerate(s.contexts or [])]
@@ -179,13 +214,12 @@ def land_external_runs(lake: Lake, runs: list[ExternalRun], dataset: str, model:
                 "context_chunk_ids": ids if ids and all(i in chunk_ids for i in ids) else None,
                 "passages": json.dumps(passages, ensure_ascii=False) if s.contexts is not None else None,
                 "error": None, "_file": file, "_line": s.line})
-            for sc in s.scores:
-                metric = external_metric_name(run.tool, sc.source_name)
-                spec = metrics.get(metric) or metric_spec(run, sc, metric, seed, landed, where)
-                metrics[metric] = spec
-                judgment_rows.append(judgment(run, qid, metric, spec, sc, where))
+            judgment_rows += judgments_of(run, s, qid, repeat, metrics, seed, landed, where)
+        check_same_repeats(run, repeats)
+        n_repeats = max((max(done) for done in repeats.values()), default=1)
         say(f"{run.tool} {run.path.name}: {len(answer_rows)} answers ({len(answer_rows) - len(new_questions)} to "
-            f"questions of {dataset!r}, {len(new_questions)} new), {len(metrics)} metrics")
+            f"questions of {dataset!r}, {len(new_questions)} new), {len(metrics)} metrics"
+            f"{f', {n_repeats} repeats' if n_repeats > 1 else ''}")
         params = {"source": run.tool, "file": run.path.name,
                   "sha256": hashlib.sha256(run.path.read_bytes()).hexdigest(), **run.params}
         frames += [
@@ -204,7 +238,9 @@ def land_external_runs(lake: Lake, runs: list[ExternalRun], dataset: str, model:
                     "judge_run_id": judge_run_id, "answer_run_id": run.run_id,
                     "judge_model": ",".join(models) or run.tool,
                     "rubric_version": ",".join(f"{run.tool}:{m.source_name}" for m in metrics.values()),
-                    "metrics": ",".join(metrics), "params": json.dumps(params, sort_keys=True)}])),
+                    "metrics": ",".join(metrics),
+                    "params": json.dumps({**params, **({"repeats": n_repeats} if n_repeats > 1 else {})},
+                                         sort_keys=True)}])),
                 ("judgments", judge_run_id, contract("judgments").frame(judgment_rows)),
                 ("metric_declarations", judge_run_id, contract("metric_declarations").frame([
                     {"judge_run_id": judge_run_id, "metric": m, "source_name": spec.source_name,
@@ -267,8 +303,59 @@ def describe(d: Declaration) -> str:
             f"{'higher' if d.higher_is_better else 'lower'} is better")
 
 
-def judgment(run: ExternalRun, qid: str, metric: str, spec: MetricSpec, sc: ExternalScore, where: dict) -> dict:
-    row = {"judge_run_id": f"{run.run_id}-{run.tool}", "question_id": qid, "metric": metric,
+def judgments_of(run: ExternalRun, s: ExternalSample, qid: str, repeat: int, metrics: dict[str, MetricSpec],
+                 seed: dict[str, MetricSpec], landed: dict[str, tuple[str, Declaration]], where: dict) -> list[dict]:
+    """The judgment rows of one sample's scores (its repeat of the answer); each metric's spec found once (into
+    `metrics`)."""
+    rows = []
+    for sc in s.scores:
+        metric = external_metric_name(run.tool, sc.source_name)
+        spec = metrics.get(metric) or metric_spec(run, sc, metric, seed, landed, where)
+        metrics[metric] = spec
+        rows.append(judgment(run, qid, repeat, metric, spec, sc, where))
+    return rows
+
+
+def at(s: ExternalSample) -> str:
+    """Where a sample is, as an error says it: its line, or its place in a one-line document."""
+    return f"line {s.line}" if s.line and not s.field_prefix else s.field_prefix.rstrip(".") or f"line {s.line}"
+
+
+def check_repeat_numbering(run: ExternalRun) -> None:
+    """A file that numbers its repeats numbers every sample."""
+    numbered = [s for s in run.samples if s.repeat is not None]
+    if numbered and len(numbered) < len(run.samples):
+        s = next(s for s in run.samples if s.repeat is None)
+        raise InputError(f"this sample has no repeat number, and the file numbers its repeats ({at(numbered[0])} "
+                         f"has repeat {numbered[0].repeat})", file=str(run.path), line=s.line,
+                         field=f"{s.field_prefix}{REPEAT_FIELD}")
+
+
+def check_same_repeats(run: ExternalRun, repeats: dict[str, dict[int, ExternalSample]]) -> None:
+    """Every question of the run has repeats 1..N, N the run's most: a repeat naming a question that repeat 1 does
+    not hold, or a question with fewer repeats than the others, is refused where it is."""
+    n = max((max(done) for done in repeats.values()), default=1)
+    names = FIELDS[run.tool]
+    for qid, done in repeats.items():
+        if sorted(done) == list(range(1, n + 1)):
+            continue
+        if 1 not in done:
+            s = done[min(done)]
+            raise InputError(f"repeat {min(done)} names question {qid!r} ({s.question[:60]!r}), which the run's repeat "
+                             f"1 does not hold: every question of a run has the same repeats, 1..{n}",
+                             file=str(run.path), line=s.line,
+                             field=f"{s.field_prefix}{REPEAT_FIELD if s.repeat is not None else names['question']}")
+        s = done[1]
+        missing = [r for r in range(1, n + 1) if r not in done]
+        raise InputError(f"question {qid!r} ({s.question[:60]!r}) has repeats {', '.join(map(str, sorted(done)))}, "
+                         f"not {missing[0]}: every question of a run has the same repeats, 1..{n} (repeat {n} is at "
+                         f"{at(next(d[n] for d in repeats.values() if n in d))})", file=str(run.path), line=s.line,
+                         field=f"{s.field_prefix}{REPEAT_FIELD if s.repeat is not None else names['question']}")
+
+
+def judgment(run: ExternalRun, qid: str, repeat: int, metric: str, spec: MetricSpec, sc: ExternalScore,
+             where: dict) -> dict:
+    row = {"judge_run_id": f"{run.run_id}-{run.tool}", "question_id": qid, "metric": metric, "repeat": repeat,
            "rubric": f"{run.tool}:{sc.source_name}", "rationale": sc.reason, "_file": where["file"],
            "_line": where["line"]}
     if sc.error is not None or sc.score is None or math.isnan(sc.score):
@@ -291,12 +378,14 @@ class ExportSample:
     context_ids: list[str] | None
     reference_contexts: list[str] | None
     scores: dict[str, dict[str, Any]]  # tool-facing metric name -> {score, reason, error, status, threshold, ...}
+    repeat: int | None = None  # which judgment of the answer (a judge run with repeats: one sample per repeat)
 
 
 def load_export(lake: Lake, run_id: str, tool: str) -> tuple[list[ExportSample], dict[str, MetricSpec]]:
     """An answer run, or a judge run and its answer run, as the samples an export writes. A metric of `tool` keeps
     its raw score and its own name; any other is written normalised to [0, 1] (both tools' convention) under its
-    registry name (Ragas: a column) or label (DeepEval)."""
+    registry name (Ragas: a column) or label (DeepEval). A judge run with repeats gives each answer once per repeat,
+    in repeat order (what the readers take as its repeats)."""
     judge = lake.read("judge_runs", where={"judge_run_id": run_id})
     answer_run_id = judge["answer_run_id"][0] if judge.height else run_id
     runs = lake.read("generation_runs", where={"run_id": answer_run_id})
@@ -318,7 +407,8 @@ def load_export(lake: Lake, run_id: str, tool: str) -> tuple[list[ExportSample],
         pl.col("chunk_id").is_in(list(chunk_wanted)))
     chunk_text = dict(zip(chunks["chunk_id"], chunks["text"], strict=True))
     specs: dict[str, MetricSpec] = {}
-    by_answer: dict[str, dict[str, dict[str, Any]]] = {}
+    by_answer: dict[tuple[str, int], dict[str, dict[str, Any]]] = {}
+    n_repeats = 1
     if judge.height:
         seed, landed = declared_specs(lake)
         judgments = lake.read_partition("judgments", run_id)
@@ -335,13 +425,14 @@ def load_export(lake: Lake, run_id: str, tool: str) -> tuple[list[ExportSample],
         thresholds = params.get("thresholds", {})
         # a DeepEval run's per-metric evaluation models (None for metrics that used none); else the judge model
         models = params.get("evaluation_models", {})
+        n_repeats = max(judgments["repeat"].max() or 1, 1)
         for r in judgments.iter_rows(named=True):
             spec = specs[r["metric"]]
             own = spec.judge_family == tool
             name = spec.source_name if own else (r["metric"] if tool == "ragas" else spec.label)
             value = r["raw_score"] if r["status"] == "ok" else None
             score = value if own or value is None else spec.normalize(value)
-            by_answer.setdefault(r["question_id"], {})[name] = {
+            by_answer.setdefault((r["question_id"], r["repeat"]), {})[name] = {
                 "score": score, "reason": r["rationale"], "error": r["error"] if r["status"] != "ok" else None,
                 "status": r["status"], "higher_is_better": spec.higher_is_better,
                 "threshold": thresholds.get(r["metric"], 0.5),
@@ -364,10 +455,11 @@ def load_export(lake: Lake, run_id: str, tool: str) -> tuple[list[ExportSample],
             contexts, ids = None, None
         meta = json.loads(question["meta"] or "{}")
         refs = question["reference_answers"]
-        samples.append(ExportSample(
+        samples += [ExportSample(
             question_id=a["question_id"], question=question["question"], response=a["answer"],
             reference=refs[0] if refs else None, contexts=contexts,
             context_ids=ids if ids and all(i is not None for i in ids) else None,
             reference_contexts=gold.get(a["question_id"]) or meta.get("reference_contexts"),
-            scores=by_answer.get(a["question_id"], {})))
+            scores=by_answer.get((a["question_id"], repeat), {}), repeat=repeat if n_repeats > 1 else None)
+            for repeat in range(1, n_repeats + 1)]
     return samples, specs

@@ -19,6 +19,14 @@ declares it (`:lower` when lower is better); `<metric>_reason` is its rationale.
 note. A metric cell is a number on the metric's scale, or empty / NaN (the metric failed: a failed judgment); a
 number off the scale or text is refused. CSV line numbers are the physical line a record starts on (contexts span
 lines).
+
+Repeats (the judge's noise): Ragas has no repeat option of its own; a sample evaluated N times comes as N rows of
+the same sample (the results frames of N `evaluate()` calls concatenated, or an experiment that returns a row per
+repeat), each with that evaluation's scores. The rows of one question with the same response and retrieved contexts
+are one answer judged N times (sources/external_runs.py), numbered by the optional `repeat` column (a whole number
+from 1; given on every row or on none) or else in file order. Another response to the same question, a repeat
+number twice, and questions with different repeats (every question has repeats 1..N) are refused with the file,
+line and field. The export writes a judge run's repeats the same way: one row per repeat, with a `repeat` column.
 """
 
 from __future__ import annotations
@@ -39,6 +47,7 @@ from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake, check_id
 from python_jobs.judging.metrics import external_metric_name, load_metrics
 from python_jobs.sources.external_runs import (
+    REPEAT_FIELD,
     Declaration,
     ExternalRun,
     ExternalSample,
@@ -53,6 +62,7 @@ TOOL = "ragas"
 LIST_FIELDS = ("retrieved_contexts", "reference_contexts", "retrieved_context_ids", "reference_context_ids",
                "multi_responses")
 REASON_SUFFIX = "_reason"
+REPEAT_COLUMN = REPEAT_FIELD  # the optional column numbering a sample's repeats
 
 
 class RagasSample(BaseModel):
@@ -179,9 +189,10 @@ def read_ragas_file(path: Path, run_id: str, declared: dict[str, Declaration]) -
         raise InputError("file is empty: expected at least one sample", file=file, line=1, field="user_input")
     known = {m.source_name for m in load_metrics(external=True).values() if m.judge_family == TOOL}
     columns = list(dict.fromkeys(k for _, r in records for k in r))
-    metrics = [c for c in columns if c not in SAMPLE_FIELDS and (c in known or c in declared)]
+    metrics = [c for c in columns if c not in SAMPLE_FIELDS and c != REPEAT_COLUMN and (c in known or c in declared)]
     reasons = {f"{m}{REASON_SUFFIX}" for m in metrics}
-    left_out = [c for c in columns if c not in SAMPLE_FIELDS and c not in metrics and c not in reasons]
+    left_out = [c for c in columns if c not in SAMPLE_FIELDS and c != REPEAT_COLUMN and c not in metrics
+                and c not in reasons]
     if left_out:
         say(f"note: {path.name}: columns left out (no Ragas metric of the registry; declare one with --metric "
             f"NAME=MIN..MAX): {', '.join(left_out)}")
@@ -205,10 +216,28 @@ def read_ragas_file(path: Path, run_id: str, declared: dict[str, Declaration]) -
             reference_contexts=s.reference_contexts,
             reference_context_ids=([str(i) for i in s.reference_context_ids]
                                    if s.reference_context_ids is not None else None),
-            scores=scores))
+            scores=scores, repeat=_repeat(record.get(REPEAT_COLUMN), file, line)))
     return ExternalRun(tool=TOOL, path=path, run_id=run_id, samples=samples,
                        declarations={m: d for m, d in declared.items() if m in metrics},
                        params={"metric_names": {external_metric_name(TOOL, m): m for m in metrics}})
+
+
+def _repeat(value: Any, file: str, line: int) -> int | None:
+    """The `repeat` cell: a whole number from 1 (CSV: its text), or empty (the row is numbered in file order)."""
+    if value is None or value == "":
+        return None
+    number = value
+    if isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            pass
+    if isinstance(number, float) and number.is_integer():
+        number = int(number)  # pandas writes an int column with gaps as floats (2.0)
+    if isinstance(number, bool) or not isinstance(number, int) or number < 1:
+        raise InputError(f"a repeat is a whole number from 1, got {str(value)[:60]!r}", file=file, line=line,
+                         field=REPEAT_COLUMN)
+    return number
 
 
 def _reason(value: Any, file: str, line: int, metric: str) -> str | None:
@@ -235,8 +264,9 @@ def ingest_ragas(lake: Lake, path: Path, dataset: str, run_id: str | None, model
 def export_ragas(lake: Lake, run_id: str, as_csv: bool) -> str:
     """A run as ragas reads it: SingleTurnSample keys (model_dump(exclude_none=True) order) and, for a judge run,
     one column per metric (and `<metric>_reason` where the judge gave reasons), as `EvaluationResult.to_pandas()`
-    holds them. JSONL (`EvaluationDataset.from_jsonl` reads it; metric keys are extra) or CSV (lists as Python
-    reprs, as `to_csv` writes them)."""
+    holds them; a judge run with repeats one row per repeat, numbered in a `repeat` column. JSONL
+    (`EvaluationDataset.from_jsonl` reads it; metric keys are extra) or CSV (lists as Python reprs, as `to_csv`
+    writes them)."""
     samples, _ = load_export(lake, run_id, TOOL)
     rows: list[dict[str, Any]] = []
     with_reasons = {name for s in samples for name, v in s.scores.items() if v["reason"]}
@@ -244,6 +274,8 @@ def export_ragas(lake: Lake, run_id: str, as_csv: bool) -> str:
         row = {"user_input": s.question, "retrieved_contexts": s.contexts, "reference_contexts": s.reference_contexts,
                "retrieved_context_ids": s.context_ids, "response": s.response, "reference": s.reference}
         row = {k: v for k, v in row.items() if v is not None}
+        if s.repeat is not None:
+            row[REPEAT_COLUMN] = s.repeat
         for name, v in s.scores.items():
             row[name] = v["score"]
             if name in with_reasons:

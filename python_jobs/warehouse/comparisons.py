@@ -106,8 +106,9 @@ _ON_DEMAND = """
         group by paired.run_kind, paired.dataset, paired.metric, paired.granularity, paired.k
     ),
     judgments as (
+        -- one row per answer (its status over its repeated judgments), as fct_run_comparisons counts them
         select judge_run_id as run_id, question_id, metric, status
-        from fct_judge_scores
+        from fct_judge_answer_scores
         where judge_run_id in ($run_a, $run_b)
     ),
     judge_exclusions as (

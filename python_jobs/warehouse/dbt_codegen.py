@@ -90,8 +90,22 @@ def staging_yml(c: Contract) -> dict[str, object]:
     return {"version": 2, "models": [model]}
 
 
+def _select(col: Column) -> str:
+    """A staging column: a column with a default is null in partitions landed before it (read_parquet's
+    union_by_name; Spark's merged schema), which read as the default."""
+    if col.default is None:
+        return col.name
+    if isinstance(col.default, bool):
+        value = "true" if col.default else "false"
+    elif isinstance(col.default, (int, float)):
+        value = repr(col.default)
+    else:
+        value = "'" + str(col.default).replace("'", "''") + "'"
+    return f"coalesce({col.name}, {value}) as {col.name}"
+
+
 def staging_sql(c: Contract) -> str:
-    cols = ",\n".join(f"        {col.name}" for col in c.columns)
+    cols = ",\n".join(f"        {_select(col)}" for col in c.columns)
     return (f"-- {HEADER}\n\n"
             f"with source as (\n\n    select * from {{{{ source('lake', '{c.name}') }}}}\n\n),\n\n"
             f"renamed as (\n\n    select\n{cols}\n    from source\n\n)\n\nselect * from renamed\n")

@@ -8,6 +8,11 @@
     --format table   the leaderboard rows (or, with --slice, the by-slice rows) as a table
     --format json    the same rows as JSON
 
+`finrag report --judged [--run-id JUDGE_OR_ANSWER_RUN]`: every judged mean (mart_judge_leaderboard's) with how far it
+can be trusted, mart_judge_trust's state beside it - calibrated (the PPI++ or human mean of the human metric it
+predicts, with its interval), uncalibrated, or no better than chance against humans (kappa and its interval) -
+written out by python_jobs/judging/trust.py, the one wording the demo's printout and the dashboard use too.
+
 Nothing is computed here: every number is a mart value, so the report and the SQL marts cannot disagree; and no
 measure name is written here: they are the registry's, so a metric given a trec_eval name there is reported.
 """
@@ -19,6 +24,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from python_jobs.core.errors import InputError
+from python_jobs.judging.trust import trust_note
 from python_jobs.warehouse.queries import select
 
 DEFAULT_TARGET = "dev"  # profiles.yml: DuckDB
@@ -95,3 +101,21 @@ def slices(run_id: str, dimensions: Sequence[str], target: str = DEFAULT_TARGET)
         f"where run_id = ? and dimension in ({marks}) order by dimension, dimension_value, granularity, metric, k",
         [run_id, *dimensions], target,
     )
+
+
+TRUST_COLUMNS = ("judge_run_id, answer_run_id, metric, mean, n_ok, n_not_applicable, n_failed, trust_state, "
+                 "label_set, human_metric, calibration_method, n_labelled, n_unlabelled, ppi_lambda, "
+                 "calibrated_mean, calibrated_lower, calibrated_upper, agreement_label_set, kappa, kappa_lower, "
+                 "kappa_upper")
+
+
+def judged_means(run_id: str | None = None, target: str = DEFAULT_TARGET) -> pl.DataFrame:
+    """mart_judge_trust's rows (of one judge run, or of the judge runs over one answer run), with `trust`: the
+    state in words (trust_note)."""
+    where, params = ("where judge_run_id = ? or answer_run_id = ?", [run_id, run_id]) if run_id else ("", [])
+    frame = query_marts(f"select {TRUST_COLUMNS} from mart_judge_trust {where} "
+                        "order by answer_run_id, judge_run_id, metric, label_set", params, target)
+    if run_id and frame.is_empty():
+        raise InputError(f"no judged means of run {run_id!r} in mart_judge_trust (not a judge run or an answer run "
+                         "with one, or `finrag build` not run since)", field="run_id")
+    return frame.with_columns(pl.Series("trust", [trust_note(r) for r in frame.iter_rows(named=True)], pl.String))

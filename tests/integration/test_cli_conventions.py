@@ -14,7 +14,7 @@ from python_jobs.cli import VERBS, cli
 PRODUCING = {"ingest financebench", "ingest beir", "ingest trec-qrels", "ingest trec-run",
              "ingest financebench-answers", "chunk", "index", "retrieve", "answer", "import-answers", "judge",
              "import-human-labels", "generate-qa", "import-inspection", "train-page-scorer", "sweep",
-             "ingest ragas", "ingest deepeval"}
+             "ingest ragas", "ingest deepeval", "calibrate"}
 
 
 def every_verb() -> dict[str, click.Command]:

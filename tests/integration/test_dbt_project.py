@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from python_jobs.demo.pipeline import leaderboard_queries
+from python_jobs.demo.pipeline import JUDGED_REPORT, leaderboard_queries
 from support.cli import dbt_build, run_finrag
 from support.paths import PROJECT
 from support.warehouse import warehouse_query
@@ -36,6 +36,7 @@ def test_build_on_an_empty_home_is_green(empty_built: Path) -> None:
     # the demo's closing leaderboards run on what `finrag sql` reads (the published marts): an empty result here
     for title, sql in leaderboard_queries("demo_synthetic", 5):
         assert json.loads(run_finrag(home, "sql", sql, "--format", "json").stdout) == [], title
+    assert json.loads(run_finrag(home, *JUDGED_REPORT[1], "--format", "json").stdout) == []
     # that every model also runs on Spark (not merely transpiles) is tests/integration/test_spark_target.py
 
 

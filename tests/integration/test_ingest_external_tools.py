@@ -9,6 +9,8 @@ import csv
 import json
 from pathlib import Path
 
+import krippendorff
+import numpy as np
 import polars as pl
 import pytest
 
@@ -44,6 +46,21 @@ def sql(home: Path, query: str) -> list[dict]:
     return json.loads(run_finrag(home, "sql", query, "--format", "json").stdout)
 
 
+def repeated_results(path: Path) -> Path:
+    """RAGAS_RESULTS as two evaluations of its samples: repeat 1 its scores, repeat 2 the same but ROUGE, off by
+    0.02 / 0.01 (a noisy metric), in one JSONL file with a `repeat` column (repeat 2's rows first)."""
+    rows = ragas_rows(RAGAS_RESULTS)
+    out = []
+    for repeat in (2, 1):
+        for i, r in enumerate(rows):
+            row = {k: r[k] for k in SAMPLE_KEYS if r.get(k)} | {m: float(r[m]) for m in RAGAS_METRICS}
+            if repeat == 2:
+                row["rouge_score(mode=fmeasure)"] += 0.02 if i % 2 == 0 else 0.01
+            out.append(row | {"repeat": repeat})
+    path.write_text("".join(json.dumps(r) + "\n" for r in out))
+    return path
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> dict:
     # the FinanceBench questions: a copy of the session's shared ingest (support/answers_homes.py)
@@ -75,6 +92,13 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict:
                                        "financebench", "--run-id", "deepeval_again").stdout.strip()
     ids["deepeval_better"] = run_finrag(home, "ingest", "deepeval", str(exports / "d_better.json"), "--dataset",
                                         "financebench", "--run-id", "deepeval_better").stdout.strip()
+    # the results evaluated twice (repeat 2's ROUGE a little off), numbered by a `repeat` column; exported, and in
+    ids["repeated"] = run_finrag(home, "ingest", "ragas", str(repeated_results(exports / "repeated.jsonl")),
+                                 "--dataset", "financebench").stdout.strip()
+    run_finrag(home, "export-run", "--run-id", "repeated-ragas", "--format", "ragas", "--out",
+               str(exports / "rep.jsonl"))
+    ids["repeated_again"] = run_finrag(home, "ingest", "ragas", str(exports / "rep.jsonl"), "--dataset",
+                                       "financebench", "--run-id", "repeated_again").stdout.strip()
     run_finrag(home, "build")
     return {"home": home, "ids": ids, "exports": exports}
 
@@ -171,17 +195,46 @@ def test_compare_follows_the_metrics_direction(built: dict) -> None:
     assert all(r["delta"] == 0 and r["ties"] == 6 for r in same)
 
 
+def test_repeated_samples_are_repeats_and_the_marts_use_each_answers_mean(built: dict) -> None:
+    home, lake = built["home"], Lake(built["home"])
+    assert built["ids"]["repeated"] == "repeated-ragas"
+    assert lake.read("answers", where={"run_id": "repeated"}).height == 6  # one answer per sample, judged twice
+    j = lake.read("judgments", where={"judge_run_id": "repeated-ragas"})
+    assert j.height == 6 * 5 * 2 and sorted(set(j["repeat"])) == [1, 2]
+    rouge = "ragas_rouge_score_mode_fmeasure"
+    scores = j.filter(pl.col("metric") == rouge).sort("question_id", "repeat")
+    data = np.array([scores.filter(pl.col("repeat") == r)["raw_score"].to_list() for r in (1, 2)])
+    board = {r["metric"]: r for r in sql(home, "select * from mart_judge_leaderboard "
+                                               "where judge_run_id = 'repeated-ragas'")}
+    assert board[rouge]["n_ok"] == 6 and board[rouge]["n_repeats"] == 2
+    assert board[rouge]["mean"] == pytest.approx(data.mean(axis=0).mean(), abs=1e-12)  # the answers' means' mean
+    reliability = {r["metric"]: r for r in sql(home, "select * from mart_judge_reliability "
+                                                     "where judge_run_id = 'repeated-ragas'")}
+    assert reliability[rouge]["level_of_measurement"] == "interval" and reliability[rouge]["n_answers"] == 6
+    assert reliability[rouge]["alpha"] == pytest.approx(
+        krippendorff.alpha(reliability_data=data, level_of_measurement="interval"), abs=1e-12)
+    assert 0 < reliability[rouge]["alpha"] < 1
+    assert reliability["ragas_id_based_context_precision"]["alpha"] == 1.0  # repeats agree, answers differ
+    assert reliability["ragas_id_based_context_recall"]["alpha"] is None  # 1.0 everywhere: no variation
+    # compared with the run evaluated once, per answer: the repeats' means against the single scores
+    rows = json.loads(run_finrag(home, "compare", "--run-a", "results-ragas", "--run-b", "repeated-ragas",
+                                 "--format", "json").stdout)
+    compared = next(r for r in rows if r["metric"] == rouge)
+    assert compared["n_questions"] == 6 and compared["delta"] == pytest.approx(0.0075)  # (3 * 0.01 + 3 * 0.005) / 6
+
+
 def test_export_then_ingest_gives_the_same_rows(built: dict) -> None:
     lake = Lake(built["home"])
     keep = ["question_id", "answer", "passages", "context_chunk_ids"]
     first = lake.read("answers", where={"run_id": "results"}).select(keep).sort("question_id")
     for again in ("results_again", "results_csv_again"):
         assert lake.read("answers", where={"run_id": again}).select(keep).sort("question_id").equals(first)
-    cols = ["question_id", "metric", "raw_score", "status", "rationale", "error"]
+    cols = ["question_id", "metric", "repeat", "raw_score", "status", "rationale", "error"]
     for a, b in (("results-ragas", "results_again-ragas"), ("results-ragas", "results_csv_again-ragas"),
-                 ("latest_run_full-deepeval", "deepeval_again-deepeval")):
-        ja = lake.read("judgments", where={"judge_run_id": a}).select(cols).sort(["question_id", "metric"])
-        jb = lake.read("judgments", where={"judge_run_id": b}).select(cols).sort(["question_id", "metric"])
+                 ("latest_run_full-deepeval", "deepeval_again-deepeval"),
+                 ("repeated-ragas", "repeated_again-ragas")):
+        ja = lake.read("judgments", where={"judge_run_id": a}).select(cols).sort(["question_id", "metric", "repeat"])
+        jb = lake.read("judgments", where={"judge_run_id": b}).select(cols).sort(["question_id", "metric", "repeat"])
         assert ja.equals(jb), (a, b)
 
 

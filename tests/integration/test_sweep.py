@@ -60,6 +60,8 @@ def reference_effects(home: Path, sweep_id: str, kind: str) -> dict[tuple, tuple
         # scipy gives nan for a zero scale: the interval of equal means is that mean
         low, high = (None, None) if scale is None else (mean, mean) if scale == 0 else stats.t.interval(
             LEVEL, n - 1, loc=mean, scale=scale)
+        # the mart cuts the interval to the means' scale, [0, 1]
+        low, high = (None, None) if low is None else (min(max(low, 0.0), 1.0), min(max(high, 0.0), 1.0))
         siblings = [float(np.mean(v)) for k2, v in groups.items() if (k2[0], *k2[2:]) == (key[0], *key[2:])]
         best = max(siblings) if higher[key[2]] else min(siblings)
         out[key] = (n, mean, low, high, abs(mean - best) < 1e-12, max(siblings) - min(siblings))

@@ -10,6 +10,12 @@ pytest-xdist workers: support/shared_home.py, the first builds it under a file l
 - financebench (real files): questions and document list, two real human-labelled answer runs from
   ../shared/data/financebench/results, and a judge run of correctness over 30 answers of one of them (scripted
   judge: the FakeLLM replies by substring), so the judge leaderboard and agreement pages have data.
+- the three states of a judged mean (mart_judge_trust), the cheapest way (no LLM, no extra build): the FakeLLM judge
+  run above agrees with FinanceBench's labels no better than chance (kappa about 0, its interval holds 0); a second
+  judge run over the other labelled run, landed directly through `Lake.land` (correctness copied from FinanceBench's
+  labels with two answers flipped, and faithfulness), a few human labels of that run in a label set of their own
+  (`finrag import-human-labels`, 12 of its 30 judged answers) and `finrag calibrate` make its correctness
+  calibrated (PPI++, n = 12 of 30) and leave its faithfulness uncalibrated (no human labels faithfulness).
 - `finrag build` (dbt build of every model, without the data / unit tests, + publish).
 
 Copies for the tests that must write (dbt docs generate, a build while the dashboard serves) are made right after
@@ -18,15 +24,19 @@ the build, so no test ever writes the shared home.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
 import pytest
 
+from python_jobs.core.contracts import contract
 from python_jobs.core.lake import Lake
+from python_jobs.sources.financebench import LABEL_SCORES  # FinanceBench's label -> correctness score
 from support.cli import run_finrag
 from support.fake_llm import Behaviour, FakeLLM
 from support.paths import PROJECT, SHARED_DATA
@@ -41,6 +51,11 @@ DATASET = "demo_synthetic"
 BUILD_ARGS = ("--quiet", "--exclude", "resource_type:test", "resource_type:unit_test")
 FB_RUNS = ("gpt-4_closedBook", "gpt-4-1106-preview_oracle")
 JUDGED_RUN = "gpt-4_closedBook"
+# the landed judge run (no LLM) over the other labelled run, its spot-check label set and what it judges
+CALIBRATED_RUN = FB_RUNS[1]  # gpt-4-1106-preview_oracle
+LANDED_JUDGE = f"{CALIBRATED_RUN}-judge-landed"
+LANDED_JUDGE_MODEL = "landed-judge"
+SPOT_CHECK = "spot_check"
 # (topic path, task) given to the synthetic questions in turn: two level-1 topics, three level-2, two tasks
 TOPIC_TASKS = [
     (["银行业务", "零售银行"], "extractive"),
@@ -81,6 +96,43 @@ def _existing_topics() -> list[tuple[list[str], str]]:
     missing = ["/".join(path) for path, _ in TOPIC_TASKS if "/".join(path) not in ids]
     assert not missing, f"not OmniEval topics (seeds/omnieval_topics.csv): {missing}"
     return TOPIC_TASKS
+
+
+def land_calibrated_judge(home: Path, root: Path, fin: Callable[..., str]) -> None:
+    """The judged means that are calibrated and uncalibrated: a judge run over CALIBRATED_RUN's first 30 answers,
+    landed as a judge would (correctness = FinanceBench's own label with the 5th and 8th answers flipped, so its kappa
+    against the humans is high but not 1; faithfulness cycling 1, 1, 0, 1, -1, judged twice), human labels of every
+    other one of its first 24 answers in SPOT_CHECK (FinanceBench's labels again), and the pairing that makes its
+    correctness the predictor of SPOT_CHECK's correctness: PPI++ over 12 labelled and 18 unlabelled answers."""
+    rows = sorted((json.loads(line) for line in (SHARED_DATA / "financebench" / "results" / f"{CALIBRATED_RUN}.jsonl")
+                   .read_text().splitlines() if line.strip()), key=lambda r: r["financebench_id"])[:30]
+    human = [LABEL_SCORES[r["label"]] for r in rows]
+    flipped = {4: -1.0, 7: 2.0}
+    correctness = [flipped.get(i, score) for i, score in enumerate(human)]
+    assert [human[i] for i in flipped] == [2.0, -1.0]  # the flips are disagreements
+    faithfulness = [(1.0, 1.0, 0.0, 1.0, -1.0)[i % 5] for i in range(len(rows))]
+    # faithfulness judged twice (the judge's noise floor, mart_judge_reliability): the second repeat says -1 where the
+    # first said 1 on every sixth answer, so those answers' verdicts flip
+    again = [-1.0 if i % 6 == 0 and score == 1.0 else score for i, score in enumerate(faithfulness)]
+    rubrics = {"correctness": "judge_correctness_v1@landed", "faithfulness": "judge_faithfulness_v1@landed"}
+    run = contract("judge_runs").frame([{
+        "judge_run_id": LANDED_JUDGE, "answer_run_id": CALIBRATED_RUN, "judge_model": LANDED_JUDGE_MODEL,
+        "rubric_version": ",".join(rubrics.values()), "metrics": ",".join(rubrics),
+        "params": json.dumps({"metrics": list(rubrics), "landed_by": "tests/support/dashboard_home.py"})}])
+    judgments = contract("judgments").frame([
+        {"judge_run_id": LANDED_JUDGE, "question_id": r["financebench_id"], "metric": metric, "repeat": repeat,
+         "rubric": rubrics[metric], "raw_score": scores[i], "rationale": "landed", "status": "ok"}
+        for metric, repeat, scores in (("correctness", 1, correctness), ("faithfulness", 1, faithfulness),
+                                       ("faithfulness", 2, again))
+        for i, r in enumerate(rows)])
+    Lake(home).land([("judge_runs", LANDED_JUDGE, run), ("judgments", LANDED_JUDGE, judgments)])
+    labels = root / "spot_check.jsonl"
+    labels.write_text("".join(json.dumps({
+        "answer_run_id": CALIBRATED_RUN, "question_id": r["financebench_id"], "metric": "correctness",
+        "score": int(LABEL_SCORES[r["label"]]), "annotator": "spot-check", "label": r["label"]}) + "\n"
+        for r in rows[:24:2]))
+    fin("import-human-labels", str(labels), "--label-set", SPOT_CHECK)
+    fin("calibrate", "--label-set", SPOT_CHECK, "--human-metric", "correctness", "--predictor", "correctness")
 
 
 def build(root: Path) -> dict:
@@ -137,9 +189,11 @@ def build(root: Path) -> dict:
                         *[a for q in fb_answers["question_id"] for a in ("--question-id", q)], "--timeout", "5",
                         env=env)
     judge_run = judge_out.strip()
+    land_calibrated_judge(home, root, fin)
     fin("build", *BUILD_ARGS)
     return {"bm25": bm25, "oracle": oracle, "closed": closed, "rag": rag, "judge": judge_run, "sweep": sweep,
-            "flip_question": q0["question_id"], "fb_runs": list(FB_RUNS), "judged_run": JUDGED_RUN}
+            "flip_question": q0["question_id"], "fb_runs": list(FB_RUNS), "judged_run": JUDGED_RUN,
+            "landed_judge": LANDED_JUDGE, "calibrated_run": CALIBRATED_RUN, "spot_check": SPOT_CHECK}
 
 
 def dashboard_home(tmp_path_factory: pytest.TempPathFactory) -> DashHome:

@@ -1,7 +1,9 @@
 """A scripted OpenAI-compatible chat server for the tests and bench/llm_client (a real HTTP server on loopback).
 
 Replies: the first `script` rule whose key occurs in the last user message wins, else an echo reply
-"fake answer <8 hex of the prompt's md5>" (deterministic, different per prompt). Usage tokens are word counts.
+"fake answer <8 hex of the prompt's md5>" (deterministic, different per prompt). A rule's reply may be a list: the
+request's seed s picks its item (s - 1) mod len (no seed: the first), as a sampling judge's repeats differ. Usage
+tokens are word counts.
 
 Injected faults, consumed in order per matching request (`faults[substring] = ["429", "500", ...]`), or for every
 matching request (`always[substring] = "500"`):
@@ -30,7 +32,7 @@ from typing import Any
 
 @dataclass
 class Behaviour:
-    script: dict[str, str] = field(default_factory=dict)
+    script: dict[str, str | list[str]] = field(default_factory=dict)
     faults: dict[str, list[str]] = field(default_factory=dict)
     always: dict[str, str] = field(default_factory=dict)
     latency: float = 0.0
@@ -126,6 +128,8 @@ def make_server(behaviour: Behaviour, host: str = "127.0.0.1", port: int = 0) ->
             if fault == "hang":
                 time.sleep(behaviour.hang_seconds)
             reply = next((v for k, v in behaviour.script.items() if k in prompt), None)
+            if isinstance(reply, list):  # one reply per seed
+                reply = reply[((req.get("seed") or 1) - 1) % len(reply)]
             if reply is None:
                 reply = f"fake answer {hashlib.md5(prompt.encode()).hexdigest()[:8]}"
             body = {

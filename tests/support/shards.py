@@ -83,7 +83,7 @@ def answer(home: Path, fake_url: str, shard: Shard | None = None) -> str:
     return run_answers(str(home), cfg, llm(fake_url), shard=shard)
 
 
-def judge(home: Path, fake_url: str, answer_run_id: str, shard: Shard | None = None) -> str:
+def judge(home: Path, fake_url: str, answer_run_id: str, shard: Shard | None = None, repeats: int = 1) -> str:
     cfg = JudgeConfig(answer_run_id=answer_run_id, metrics=["correctness", "faithfulness"], max_tokens=64,
-                      ledger_batch=4)
+                      ledger_batch=4, repeats=repeats)
     return run_judge(str(home), cfg, llm(fake_url), shard=shard)

@@ -1,11 +1,14 @@
--- One row per judgment that has a human label for the same answer and metric (joined on answer_run_id,
+-- One row per judged answer that has a human label for the same answer and metric (joined on answer_run_id,
 -- question_id, metric), per label set, with both raw scores mapped to agreement classes by int_judge_metric_classes.
--- is_scored: the judge's judgment is ok and the human label is on the scale (a human not-applicable label has no
--- class). Only scored pairs enter agreement; the others are counted in mart_judge_agreement.
+-- The judge's side is the answer's (fct_judge_answer_scores): with repeated judgments the mean of its ok repeats'
+-- raw scores, classed like any score between scale points (the nearest point, halves up), so a noisy judge is
+-- compared with the humans once per answer, by its mean verdict. is_scored: the answer's judgment is ok and the
+-- human label is on the scale (a human not-applicable label has no class). Only scored pairs enter agreement; the
+-- others are counted in mart_judge_agreement.
 
 with judge_scores as (
 
-    select * from {{ ref('fct_judge_scores') }}
+    select * from {{ ref('fct_judge_answer_scores') }}
 
 ),
 

@@ -1,8 +1,12 @@
--- One row per judgment (judge run x question x metric) with its run, answer run and metric scale. The normalised
--- score is (raw - scale_min) / (scale_max - scale_min), the scale from the metric registry (int_metric_registry:
--- the seed and the metrics external runs declared; its judged rows; SPEC §5), for ok rows only: not_applicable
--- and failed rows carry no score (a not-applicable sentinel such as OmniEval's -1 stays in raw_score as the judge
--- gave it, and never reaches a mean). For correctness and faithfulness -1 is a real score (normalised 0).
+-- One row per judgment (judge run x question x metric x repeat) with its run, answer run and metric scale. The
+-- normalised score is (raw - scale_min) / (scale_max - scale_min), the scale from the metric registry
+-- (int_metric_registry: the seed and the metrics external runs declared; its judged rows; SPEC §5), for ok rows
+-- only: not_applicable and failed rows carry no score (a not-applicable sentinel such as OmniEval's -1 stays in
+-- raw_score as the judge gave it, and never reaches a mean). For correctness and faithfulness -1 is a real score
+-- (normalised 0).
+-- A judge run with repeats (finrag judge --repeats N) has a row per repeat: fct_judge_answer_scores holds each
+-- answer's mean over them, which every judged mean and comparison reads; this model is the drill-down's and the
+-- reliability mart's.
 
 with judgments as (
 
@@ -59,6 +63,7 @@ final as (
         judgments.question_id,
         answer_runs.dataset,
         judgments.metric,
+        judgments.repeat,
         metrics.judge_family,
         judgments.status,
         judgments.raw_score,

@@ -3,11 +3,12 @@
 -- only when BOTH judgments are ok. Normalising first puts the two scales (-1..2 and -1..1) on equal footing, so each
 -- metric weighs half; an incorrect (-1) or unsupported (-1) answer contributes 0 for that half, it is not dropped.
 -- A question where either judgment is not_applicable or failed has no combined score (it is counted, per run, in
--- mart_answer_file_leaderboard).
+-- mart_answer_file_leaderboard). With repeated judgments, each metric's score is the answer's mean over its ok
+-- repeats and its status the answer's (fct_judge_answer_scores), as every judged mean reads them.
 
 with scores as (
 
-    select * from {{ ref('fct_judge_scores') }}
+    select * from {{ ref('fct_judge_answer_scores') }}
     where metric in ('correctness', 'faithfulness')
 
 ),

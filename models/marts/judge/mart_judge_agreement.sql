@@ -38,7 +38,9 @@ final as (
         n_incomplete as n_not_scored,
         accuracy,
         p_expected,
-        kappa
+        kappa,
+        kappa_lower,
+        kappa_upper
     from agreement
 
 )

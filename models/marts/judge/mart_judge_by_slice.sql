@@ -1,14 +1,16 @@
 -- noqa: disable=LT02
 -- (indentation: lines a Jinja loop repeats cannot sit at one indent in every iteration's compiled SQL)
--- Judge run x slice dimension x value x metric: mean normalised (and raw) score over ok judgments, and n (SPEC §5
--- slices). Dimensions come from dim_questions, as in mart_generation_by_slice: dataset, question_type, doc_type,
--- task, topic levels (l1..l3), company, sector. Questions whose value for a dimension is null are left out of it.
+-- Judge run x slice dimension x value x metric: mean normalised (and raw) score over the answers whose judgment is
+-- ok, and n (SPEC §5 slices). An answer's score is its mean over its ok repeats (fct_judge_answer_scores), so an
+-- answer weighs once whatever its repeats. Dimensions come from dim_questions, as in mart_generation_by_slice:
+-- dataset, question_type, doc_type, task, topic levels (l1..l3), company, sector. Questions whose value for a
+-- dimension is null are left out of it.
 
 {% set dimensions = slice_dimensions() %}
 
 with scores as (
 
-    select * from {{ ref('fct_judge_scores') }}
+    select * from {{ ref('fct_judge_answer_scores') }}
     where status = 'ok'
 
 ),

@@ -3,10 +3,11 @@
 -- Every per-question score of every run in one long table: retrieval (each metric at each granularity and k, for
 -- the questions the run retrieved for; DocRec and PageRec without the questions whose gold documents have no
 -- content, as in the leaderboards), generation (the lexical metrics of answers that did not fail) and judged
--- (the normalised score of ok judgments only: not_applicable and failed rows are not scores). The values are the
--- fct_* models' own columns, unpivoted; nothing is recomputed here. Which columns, under which metric names: the
--- metric registry (seed metrics: retrieval and lexical families, each metric's score_column). It feeds the topic x
--- task matrix and the dashboard's run-vs-run page.
+-- (the normalised score of answers judged ok only: not_applicable and failed rows are not scores; with repeated
+-- judgments an answer's mean over its ok repeats, fct_judge_answer_scores, so comparisons pair per-answer means).
+-- The values are the fct_* models' own columns, unpivoted; nothing is recomputed here. Which columns, under which
+-- metric names: the metric registry (seed metrics: retrieval and lexical families, each metric's score_column). It
+-- feeds the topic x task matrix and the dashboard's run-vs-run page.
 
 -- Incremental (append): the pre-hook deletes the retrieval rows of runs whose version changed (the run's scores'
 -- version and this model's code, so a change to the registry or to this SQL recomputes every run) and every
@@ -66,7 +67,7 @@ generation_scores as (
 
 judge_scores as (
 
-    select * from {{ ref('fct_judge_scores') }}
+    select * from {{ ref('fct_judge_answer_scores') }}
     where status = 'ok'
 
 ),

@@ -4,9 +4,10 @@
 -- - bootstrap interval, paired t-test, paired randomization test - from ONE function, paired_tests
 -- (python_jobs/warehouse/paired_tests.py, registered into DuckDB by the project's dbt-duckdb plugin), with its
 -- settings from vars run_comparison_*. The differences go in ordered by question id, so the result does not depend
--- on scan order. Judged metrics: only ok judgments are scores; the judgments of the questions both runs judged that
--- are not_applicable or failed are counted per run, and a judged metric both runs judged appears even when no
--- question has two ok scores (n_questions = 0, no statistics).
+-- on scan order. Judged metrics: only ok judgments are scores, and a question's score is the answer's mean over its
+-- ok repeats (fct_judge_answer_scores: repeated judgments of one answer are one score, not several questions); the
+-- questions both runs judged whose answer is not_applicable or failed are counted per run, and a judged metric both
+-- runs judged appears even when no question has two ok scores (n_questions = 0, no statistics).
 -- Incremental, keyed by the pair and metric (pair_key): a pair is computed again only when its pair_version does
 -- (either run's scores, or this SQL), so a build adding one run to a family computes that run's comparisons (and,
 -- when it is the new best, the family's comparisons with it), and reads the scores of those runs only.
@@ -70,7 +71,7 @@ judgments as (
         question_id,
         metric,
         status
-    from {{ ref('fct_judge_scores') }}
+    from {{ ref('fct_judge_answer_scores') }}
     where {{ run_comparisons_pending_runs('judge_run_id') }}
 
 ),

@@ -2,9 +2,10 @@
 -- metric (x granularity x k for retrieval sweeps), the mean over the sweep's runs with that value of their run
 -- means (mart_sweep_runs), i.e. the value's mean over the other parameters' settings, with n_runs, the spread of
 -- those run means (std_dev, min_mean, max_mean) and a t-interval of the mean over the runs (level: var
--- sweep_effects_level; null with a single run); is_best_value marks the value whose mean is best in the metric's
--- direction (dim_metrics; ties all marked), delta_vs_best its distance to it, parameter_spread the distance between
--- the parameter's best and worst values (large: the parameter matters for the metric).
+-- sweep_effects_level; null with a single run; cut to the normalised scale [0, 1], clamp_to_scale);
+-- is_best_value marks the value whose mean is best in the metric's direction (dim_metrics; ties all marked),
+-- delta_vs_best its distance to it, parameter_spread the distance between the parameter's best and worst values
+-- (large: the parameter matters for the metric).
 
 with run_means as (
 
@@ -96,8 +97,10 @@ final as (
         n_runs,
         mean,
         std_dev,
-        mean - half_width as ci_low,
-        mean + half_width as ci_high,
+        -- a mean of [0, 1] means cannot leave [0, 1]; a t-interval over two or three runs easily would (the sweep
+        -- page once showed PageRec between -1.27 and 2.75)
+        {{ clamp_to_scale('mean - half_width', '0.0', '1.0') }} as ci_low,
+        {{ clamp_to_scale('mean + half_width', '0.0', '1.0') }} as ci_high,
         min_mean,
         max_mean,
         n_values,

@@ -26,11 +26,58 @@ def mart(home: Path, name: str) -> pl.DataFrame:
     return read_mart(home, name)
 
 
-def run_page(home: Path, page: str, monkeypatch: pytest.MonkeyPatch) -> AppTest:
+def run_page(home: Path, page: str, monkeypatch: pytest.MonkeyPatch, params: dict[str, str] | None = None) -> AppTest:
     monkeypatch.setenv("FINRAG_HOME", str(home))
-    at = AppTest.from_file(str(PAGES_DIR / f"{page}.py"), default_timeout=60).run()
+    at = AppTest.from_file(str(PAGES_DIR / f"{page}.py"), default_timeout=60)
+    at.query_params.update(params or {})
+    at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at
+
+
+def trust_rows(home: Path, judge_run_id: str, metric: str) -> list[dict]:
+    return mart(home, "mart_judge_trust").filter(
+        (pl.col("judge_run_id") == judge_run_id) & (pl.col("metric") == metric)).to_dicts()
+
+
+def interval(low: float, high: float) -> str:
+    return f"[{fmt(low)}, {fmt(high)}]"
+
+
+def shown_run(dash: DashHome, run_id: str) -> str:
+    """How a page names a run: its dim_runs label, then its id."""
+    label = mart(dash.home, "dim_runs").filter(pl.col("run_id") == run_id)["label"].item()
+    return f"{label}  ({run_id})"
+
+
+def chance_text(t: dict) -> str:
+    """What a page says of a judged mean no better than chance: the mart's kappa and interval, 4 decimals."""
+    return (f"no better than chance against humans ({t['agreement_label_set']} {t['metric']}): Cohen's kappa "
+            f"{fmt(t['kappa'])} {interval(t['kappa_lower'], t['kappa_upper'])}")
+
+
+def calibrated_text(t: dict) -> str:
+    return (f"calibrated against {t['label_set']} {t['human_metric']} (PPI++, {t['n_labelled']} labelled of "
+            f"{t['n_labelled'] + t['n_unlabelled']}): {fmt(t['calibrated_mean'])} "
+            f"{interval(t['calibrated_lower'], t['calibrated_upper'])}")
+
+
+def assert_three_states(dash: DashHome) -> tuple[dict, dict, dict]:
+    """The home's three judged means (tests/support/dashboard_home.py): the FakeLLM judge run's correctness no better
+    than chance, the landed judge run's correctness calibrated (PPI++ on 12 spot-check labels of 30 answers), its
+    faithfulness uncalibrated; one row each."""
+    f = dash.facts
+    (chance,) = trust_rows(dash.home, f["judge"], "correctness")
+    (calibrated,) = trust_rows(dash.home, f["landed_judge"], "correctness")
+    (uncalibrated,) = trust_rows(dash.home, f["landed_judge"], "faithfulness")
+    assert (chance["trust_state"], chance["agreement_label_set"], chance["calibrated_mean"]) == \
+        ("no_better_than_chance", "financebench_human", None)
+    assert chance["kappa_lower"] <= 0 <= chance["kappa_upper"]
+    assert (calibrated["trust_state"], calibrated["calibration_method"], calibrated["label_set"],
+            calibrated["n_labelled"], calibrated["n_unlabelled"]) == ("calibrated", "ppi++", f["spot_check"], 12, 18)
+    assert (uncalibrated["trust_state"], uncalibrated["label_set"], uncalibrated["kappa"]) == \
+        ("uncalibrated", None, None)
+    return chance, calibrated, uncalibrated
 
 
 def table(at: AppTest, i: int) -> list[dict]:
@@ -98,10 +145,21 @@ def test_leaderboard(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
         assert rag[f"n_{metric}"] == generation.filter((pl.col("run_id") == dash.facts["rag"])
                                                        & (pl.col("metric") == metric))["n"].item()
     # judged: one row per judge run and metric, its own counts (never summed over metrics)
-    judged = mart(dash.home, "mart_judge_leaderboard").row(0, named=True)
-    judge = row_of(frame_rows(at, "judge_run_id"), judge_run_id=dash.facts["judge"], metric="correctness")
+    judged = mart(dash.home, "mart_judge_leaderboard").filter(
+        (pl.col("judge_run_id") == dash.facts["judge"]) & (pl.col("metric") == "correctness")).row(0, named=True)
+    judge_rows = frame_rows(at, "judge_run_id")
+    judge = row_of(judge_rows, judge_run_id=dash.facts["judge"], metric="correctness")
     assert judge["mean"] == pytest.approx(judged["mean"])
     assert (judge["n_ok"], judge["n_not_applicable"], judge["n_failed"]) == (30, 0, 0)
+    assert len(judge_rows) == 3  # + the landed judge run's correctness and faithfulness
+    # beside the chosen judged metric's means (correctness), each one's state (mart_judge_trust): a warning for the
+    # judge no better than chance, the calibrated mean of the calibrated one
+    chance, calibrated, _ = assert_three_states(dash)
+    assert [w.value for w in at.warning] == [
+        f"{shown_run(dash, dash.facts['judge'])} — mean {fmt(chance['mean'])}: {chance_text(chance)}"]
+    assert [s.value for s in at.success] == [
+        f"{shown_run(dash, dash.facts['landed_judge'])} — mean {fmt(calibrated['mean'])}: "
+        f"{calibrated_text(calibrated)}"]
     # the run filter: one retrieval run left
     at.multiselect(key="retrieval_runs").set_value([dash.facts["bm25"]]).run()
     assert [r["run_id"] for r in frame_rows(at, "retriever")] == [dash.facts["bm25"]]
@@ -200,10 +258,12 @@ def test_run_vs_run(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_judge_agreement(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
-    at = run_page(dash.home, "judge_agreement", monkeypatch)
+    at = run_page(dash.home, "judge_agreement", monkeypatch, {"judge_run": dash.facts["judge"]})
     # the humans as a rater: the labelled runs' shares by the first slice dimension, as the mart has them
     dimension = at.selectbox(key="label_dimension").value
-    labels = mart(dash.home, "mart_human_label_by_slice").filter(pl.col("dimension") == dimension)
+    assert at.selectbox(key="rated").value == "financebench_human / correctness"
+    labels = mart(dash.home, "mart_human_label_by_slice").filter(
+        (pl.col("dimension") == dimension) & (pl.col("label_set") == "financebench_human"))
     by_slice = table(at, 0)
     assert len(by_slice) == labels.select("answer_run_id", "value").n_unique() > 0
     for r in labels.iter_rows(named=True):
@@ -214,7 +274,13 @@ def test_judge_agreement(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> Non
     row = agreement.row(0, named=True)
     shown = {m.label: m.value for m in at.metric}
     assert shown["Accuracy"] == fmt(row["accuracy"]) and shown["Cohen's kappa"] == fmt(row["kappa"])
+    kappa_interval = f"Cohen's kappa's interval: {interval(row['kappa_lower'], row['kappa_upper'])} ("
+    assert any(c.value.startswith(kappa_interval) for c in at.caption), [c.value for c in at.caption]
     assert shown["Questions labelled by both"] == str(row["n"]) == "30"
+    # the judge run is no better than chance against the humans: the page warns, with the mart's kappa and interval
+    chance, _, _ = assert_three_states(dash)
+    assert [w.value for w in at.warning] == [
+        f"{shown_run(dash, dash.facts['judge'])} — mean {fmt(chance['mean'])}: {chance_text(chance)}"]
     # the confusion matrix: the mart's counts, judge class x human class
     confusion = mart(dash.home, "mart_judge_confusion").filter(pl.col("judge_run_id") == dash.facts["judge"])
     matrix = table(at, 2)
@@ -288,7 +354,8 @@ def test_drilldown(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
 def test_drilldown_shows_judge_verdicts_for_linked_runs(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
     """Opened as judge agreement links it: ?question_id&dataset&runs=<judge run>; the judge run's answer run is
     shown with every verdict and its rationale."""
-    scores = mart(dash.home, "fct_judge_scores").filter(pl.col("raw_score") == -1).sort("question_id")
+    scores = mart(dash.home, "fct_judge_scores").filter(
+        (pl.col("raw_score") == -1) & (pl.col("judge_run_id") == dash.facts["judge"])).sort("question_id")
     verdict = scores.row(0, named=True)
     monkeypatch.setenv("FINRAG_HOME", str(dash.home))
     at = AppTest.from_file(str(PAGES_DIR / "drilldown.py"), default_timeout=60)
@@ -353,7 +420,7 @@ def test_app_navigates_every_page(dash: DashHome, monkeypatch: pytest.MonkeyPatc
     # what the lake holds (what `finrag ls` prints), then the published marts
     lake = {r["dataset"]: r for r in table(at, 0)}
     # bm25, oracle_page and the sweep's three new runs
-    assert (lake["demo_synthetic"]["n_retrieval_runs"], lake["financebench"]["n_judge_runs"]) == ("5", "1")
+    assert (lake["demo_synthetic"]["n_retrieval_runs"], lake["financebench"]["n_judge_runs"]) == ("5", "2")
     assert {r["run_id"] for r in frame_rows(at, "kind")} >= {dash.facts["bm25"], dash.facts["judge"]}
     published = {r["model"]: r["rows"] for r in table(at, 1)}
     manifest = json.loads((dash.home / "exports" / "marts" / "_manifest.json").read_text())
@@ -387,8 +454,9 @@ def test_costs(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_judged_answers(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
-    at = run_page(dash.home, "judged", monkeypatch)
-    board = mart(dash.home, "mart_answer_file_leaderboard").row(0, named=True)
+    at = run_page(dash.home, "judged", monkeypatch, {"judge_run": dash.facts["judge"]})
+    board = mart(dash.home, "mart_answer_file_leaderboard").filter(
+        pl.col("judge_run_id") == dash.facts["judge"]).row(0, named=True)
     row = row_of(frame_rows(at, "mean_combined"), judge_run_id=dash.facts["judge"])
     assert row["mean_correctness"] == pytest.approx(board["mean_correctness"])
     assert row["n_correctness_ok"] == board["n_correctness_ok"] == 30
@@ -405,6 +473,26 @@ def test_judged_answers(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None
     assert len(rows) == slices.height
     for s in slices.iter_rows(named=True):
         assert row_of(rows, value=s["value"], metric=s["metric"])["mean"] == fmt(s["mean"])
+    # how far the judge run's means can be trusted (mart_judge_trust): this one is no better than chance ...
+    chance, calibrated, uncalibrated = assert_three_states(dash)
+    assert [w.value for w in at.warning] == [f"Correctness — mean {fmt(chance['mean'])}: {chance_text(chance)}"]
+    assert not at.success
+    # judged once: no noise floor, and how to measure one
+    assert any(c.value.startswith("Judged once") and "--repeats 3" in c.value for c in at.caption)
+    # ... the landed judge run's correctness is calibrated, its faithfulness uncalibrated; its faithfulness was
+    # judged twice: the noise floor is mart_judge_reliability's
+    at.selectbox(key="judge_run").set_value(dash.facts["landed_judge"]).run()
+    noise = mart(dash.home, "mart_judge_reliability").filter(
+        (pl.col("judge_run_id") == dash.facts["landed_judge"]) & (pl.col("metric") == "faithfulness")).row(
+        0, named=True)
+    assert noise["n_repeats"] == 2 and noise["n_answers"] == 30 and noise["n_flipping"] == 3  # answers 1, 7, 19
+    shown = row_of(table(at, 0), metric="faithfulness")
+    assert shown["alpha"] == fmt(noise["alpha"]) and shown["share_flipping"] == fmt(noise["share_flipping"])
+    assert not at.exception and not at.warning
+    assert [s.value for s in at.success] == [
+        f"Correctness — mean {fmt(calibrated['mean'])}: {calibrated_text(calibrated)}"]
+    assert [i.value for i in at.info] == [f"Faithfulness — mean {fmt(uncalibrated['mean'])}: uncalibrated: no human "
+                                          "labels say what it is worth"]
 
 
 def test_qa_generation_without_a_run_says_how_to_make_one(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -7,10 +7,12 @@ it."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlparse
 
 import polars as pl
+import pytest
 from selenium import webdriver
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
@@ -29,6 +31,42 @@ def mart(home: Path, name: str) -> pl.DataFrame:
     return read_mart(home, name)
 
 
+def interval(low: float, high: float) -> str:
+    return f"[{fmt(low)}, {fmt(high)}]"
+
+
+def trust(dash: DashHome, judge_run: str, metric: str, state: str) -> dict:
+    """The one mart_judge_trust row of a judged mean, in the state the home gives it (support/dashboard_home.py)."""
+    row = mart(dash.home, "mart_judge_trust").filter(
+        (pl.col("judge_run_id") == judge_run) & (pl.col("metric") == metric)).row(0, named=True)
+    assert row["trust_state"] == state, row
+    return row
+
+
+def chance_text(t: dict) -> str:
+    """How a page words a judged mean no better than chance against humans: the mart's kappa and its interval."""
+    return (f"no better than chance against humans ({t['agreement_label_set']} {t['metric']}): Cohen's kappa "
+            f"{fmt(t['kappa'])} {interval(t['kappa_lower'], t['kappa_upper'])}")
+
+
+def calibrated_text(t: dict) -> str:
+    """... and a calibrated one: label set, human metric, method, n labelled of all, the calibrated mean and
+    interval."""
+    return (f"calibrated against {t['label_set']} {t['human_metric']} (PPI++, {t['n_labelled']} labelled of "
+            f"{t['n_labelled'] + t['n_unlabelled']}): {fmt(t['calibrated_mean'])} "
+            f"{interval(t['calibrated_lower'], t['calibrated_upper'])}")
+
+
+UNCALIBRATED = "uncalibrated: no human labels say what it is worth"
+
+
+def alerts(browser: webdriver.Chrome, kind: str) -> list[str]:
+    """The texts of the page's alert boxes of one kind (warning, success, info) as Chromium renders them (their
+    markdown, without the icon's ligature name)."""
+    return [e.text for e in browser.find_elements(
+        By.CSS_SELECTOR, f'[data-testid="stAlertContent{kind.title()}"] [data-testid="stMarkdownContainer"]')]
+
+
 def page_expectations(dash: DashHome) -> dict[str, tuple[dict[str, str], list[str]]]:
     """page -> (query parameters, texts that must be visible), the numbers read from the published marts."""
     f, home = dash.facts, dash.home
@@ -42,19 +80,22 @@ def page_expectations(dash: DashHome) -> dict[str, tuple[dict[str, str], list[st
     gap = mart(home, "mart_oracle_gap").filter((pl.col("run_id") == f["bm25"]) & (pl.col("k") == 5)
                                                & (pl.col("metric") == "page_rec")).row(0, named=True)
     agreement = mart(home, "mart_judge_agreement").filter(pl.col("judge_run_id") == f["judge"]).row(0, named=True)
+    chance = trust(dash, f["judge"], "correctness", "no_better_than_chance")
+    calibrated = trust(dash, f["landed_judge"], "correctness", "calibrated")
     compared = mart(home, "mart_run_comparison").filter(
         (pl.col("run_a") == f["closed"]) & (pl.col("run_b") == f["rag"]) & (pl.col("metric") == "exact_match")
     ).row(0, named=True)
     question = mart(home, "dim_questions").filter(pl.col("question_id") == f["flip_question"]).row(0, named=True)
     calls = mart(home, "mart_llm_costs")["n_calls"].sum()
-    worst = mart(home, "mart_answer_file_scores").filter(pl.col("correctness") == 0)["question_id"].min()
+    worst = mart(home, "mart_answer_file_scores").filter(
+        (pl.col("judge_run_id") == f["judge"]) & (pl.col("correctness") == 0))["question_id"].min()
     swept = mart(home, "mart_sweep_run_results").filter(
         (pl.col("sweep_id") == f["sweep"]) & (pl.col("metric") == "page_rec") & (pl.col("k") == 5))
     sweep_best = swept.filter(pl.col("is_best_in_sweep")).row(0, named=True)
     return {
         "leaderboard": ({"metric": "page_rec", "generation_metric": "exact_match"},
                         [f["bm25"], f["rag"], f["judge"], "bm25 · full · k=5 · split test", "PageRec@5 (page level)",
-                         fmt(page_rec), fmt(exact)]),
+                         fmt(page_rec), fmt(exact), chance_text(chance), calibrated_text(calibrated)]),
         "heatmap": ({"run": f["rag"], "metric": "exact_match", "level": "2"},
                     [f["rag"], cell["topic_en"], fmt(cell["mean"])]),
         "slices": ({"run": f["bm25"], "k": "5", "dimension": "question_type"},
@@ -63,12 +104,14 @@ def page_expectations(dash: DashHome) -> dict[str, tuple[dict[str, str], list[st
                        [f["closed"], f["rag"], "Is B better than A?",
                         f"[{fmt(compared['ci_low'])}, {fmt(compared['ci_high'])}]",
                         f"{compared['p_randomization']:.3g}", "Flipped questions (1)", f["flip_question"]]),
-        "judge_agreement": ({}, [f["judge"], fmt(agreement["accuracy"]), fmt(agreement["kappa"])]),
+        "judge_agreement": ({"judge_run": f["judge"]},
+                            [f["judge"], fmt(agreement["accuracy"]), fmt(agreement["kappa"]),
+                             interval(agreement["kappa_lower"], agreement["kappa_upper"]), chance_text(chance)]),
         "drilldown": ({"question_id": f["flip_question"]},
                       [question["question"], "✓ hit", f["bm25"], question["reference_answers"][0]]),
-        "judged": ({"dimension": "question_type"},
-                   ["Answer-file score per judge run", "Per question, worst first", "By slice",
-                    f"{worst} — correctness 0.0000"]),
+        "judged": ({"dimension": "question_type", "judge_run": f["judge"]},
+                   ["Answer-file score per judge run", "How far its means can be trusted", chance_text(chance),
+                    "Per question, worst first", "By slice", f"{worst} — correctness 0.0000"]),
         "qa_generation": ({}, ["No data: no QA-generation run", "finrag generate-qa --dataset demo_synthetic"]),
         "costs": ({}, ["LLM calls", f"{calls:,}", "Per job run", "Latency per call", f["judged_run"], "fake-model"]),
         "sweeps": ({"sweep": f["sweep"], "metric": "page_rec", "k": "5"},
@@ -202,3 +245,61 @@ def test_the_sweep_page_marks_the_runs_tied_with_the_best(dash: DashHome, browse
         screenshot(browser, "sweeps")
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="module")
+def served(dash: DashHome, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
+    """One dashboard on the shared home for the three trust-state tests below (a server start each would cost)."""
+    server = Dashboard(dash.home, tmp_path_factory.mktemp("trust") / "dashboard.log")
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def test_a_judge_no_better_than_chance_is_a_visible_warning(dash: DashHome, browser: webdriver.Chrome,
+                                                             served: Dashboard) -> None:
+    """The FakeLLM judge run's correctness (kappa about 0 against FinanceBench's labels, its interval holding 0): the
+    judge agreement page warns, in a warning box, with the mart's mean, kappa and interval beside the kappa tiles."""
+    f = dash.facts
+    chance = trust(dash, f["judge"], "correctness", "no_better_than_chance")
+    assert chance["kappa_lower"] <= 0 <= chance["kappa_upper"]
+    open_page(browser, f"{served.url}/judge_agreement?{urlencode({'judge_run': f['judge']})}",
+              [f"Cohen's kappa's interval: {interval(chance['kappa_lower'], chance['kappa_upper'])}",
+               chance_text(chance)])
+    warnings = alerts(browser, "warning")
+    assert len(warnings) == 1 and f["judge"] in warnings[0]
+    assert warnings[0].endswith(f"— mean {fmt(chance['mean'])}: {chance_text(chance)}"), warnings
+    screenshot(browser, "trust_no_better_than_chance")
+
+
+def test_a_calibrated_mean_shows_its_calibration(dash: DashHome, browser: webdriver.Chrome,
+                                                 served: Dashboard) -> None:
+    """The landed judge run's correctness, calibrated against the spot-check labels by PPI++ (12 labelled of 30):
+    the judged page shows, in a success box beside its mean, the label set, method, n labelled of all, the
+    calibrated mean and its interval as the mart has them (and no warning)."""
+    f = dash.facts
+    calibrated = trust(dash, f["landed_judge"], "correctness", "calibrated")
+    assert (calibrated["calibration_method"], calibrated["n_labelled"], calibrated["n_unlabelled"]) == ("ppi++", 12, 18)
+    expected = f"Correctness — mean {fmt(calibrated['mean'])}: {calibrated_text(calibrated)}"
+    assert "(PPI++, 12 labelled of 30)" in expected
+    open_page(browser, f"{served.url}/judged?{urlencode({'judge_run': f['landed_judge']})}",
+              ["How far its means can be trusted", expected])
+    assert alerts(browser, "success") == [expected] and alerts(browser, "warning") == []
+    screenshot(browser, "trust_calibrated")
+
+
+def test_an_uncalibrated_mean_says_so(dash: DashHome, browser: webdriver.Chrome, served: Dashboard) -> None:
+    """The landed judge run's faithfulness (no human label of faithfulness anywhere): the leaderboard, on the judged
+    metric faithfulness, says "uncalibrated" beside the run's mean, in an info box."""
+    f = dash.facts
+    uncalibrated = trust(dash, f["landed_judge"], "faithfulness", "uncalibrated")
+    params = urlencode({"metric": "page_rec", "judged_metric": "faithfulness"})
+    open_page(browser, f"{served.url}/leaderboard?{params}",
+              ["How far each Faithfulness mean can be trusted", UNCALIBRATED])
+    (line,) = [a for a in alerts(browser, "info") if UNCALIBRATED in a]
+    assert f["landed_judge"] in line and line.endswith(f"— mean {fmt(uncalibrated['mean'])}: {UNCALIBRATED}"), line
+    assert alerts(browser, "warning") == [] and alerts(browser, "success") == []
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", browser.find_element(
+        By.XPATH, "//*[contains(text(), 'How far each Faithfulness mean can be trusted')]"))
+    screenshot(browser, "trust_uncalibrated")

@@ -66,7 +66,7 @@ def test_publish_writes_every_mart_with_its_rows(dash: DashHome) -> None:
         assert exported.equals(direct)
     # counts summed in SQL are HUGEINT in DuckDB; they are published as integers, not doubles
     judge_board = read_mart(dash.home, "mart_judge_leaderboard")
-    assert judge_board.schema["n_ok"] == pl.Int64 and judge_board["n_ok"].to_list() == [30]
+    assert judge_board.schema["n_ok"] == pl.Int64 and judge_board["n_ok"].to_list() == [30, 30, 30]
 
 
 def test_publish_without_a_warehouse_fails_cleanly(home: Path) -> None:
@@ -186,15 +186,19 @@ def test_exposures_in_dbt_docs_and_no_publish(dash: DashHome) -> None:
     assert deps["dashboard_judge_agreement"] == {"model.finrag.mart_judge_agreement",
                                                  "model.finrag.mart_judge_confusion",
                                                  "model.finrag.mart_judge_disagreements",
+                                                 "model.finrag.mart_judge_trust",
                                                  "model.finrag.mart_datasets", "model.finrag.mart_judge_leaderboard",
                                                  "model.finrag.mart_human_label_leaderboard",
                                                  "model.finrag.mart_human_label_by_slice",
-                                                 "model.finrag.dim_slice_dimensions"}
+                                                 "model.finrag.dim_slice_dimensions", "model.finrag.dim_runs"}
     assert "model.finrag.fct_judge_scores" in deps["dashboard_drilldown"]
     assert deps["dashboard_costs"] == {"model.finrag.mart_llm_costs", "model.finrag.mart_datasets"}
     assert deps["dashboard_qa_generation"] == {"model.finrag.mart_generation_acceptance",
                                                "model.finrag.mart_inspection_agreement", "model.finrag.mart_datasets"}
     assert "model.finrag.mart_judge_by_slice" in deps["dashboard_judged"]
+    # every page that shows a judged mean shows how far it can be trusted
+    assert all("model.finrag.mart_judge_trust" in deps[f"dashboard_{page}"]
+               for page in ("leaderboard", "judged", "judge_agreement"))
     # every mart has a page: one reads it, or a mart a page reads is built from it (mart_retrieval_leaderboard
     # feeds mart_retrieval_board)
     shown = set().union(*deps.values())
@@ -324,7 +328,32 @@ def test_empty_states_name_the_real_cause(dash: DashHome, tmp_path: Path) -> Non
     synthetic = counts.filter(pl.col("dataset") == DATASET).row(0, named=True)
     # bm25, oracle_page and the sweep's three new runs
     assert synthetic["n_retrieval_runs"] == 5 and synthetic["n_answer_runs"] == 2 and synthetic["n_pages"] > 0
-    assert counts.filter(pl.col("dataset") == "financebench")["n_judge_runs"].item() == 1
+    assert counts.filter(pl.col("dataset") == "financebench")["n_judge_runs"].item() == 2  # FakeLLM's and landed
+
+
+def test_judge_trust_is_the_mart_with_its_three_states(dash: DashHome) -> None:
+    """data.judge_trust: mart_judge_trust's rows, filtered by judge run, metric and dataset; the home holds each
+    state once (tests/support/dashboard_home.py), and the calibrated one's n's are the lake's: the judge run's 30
+    answers, 12 of them in the spot-check label set."""
+    f = dash.facts
+    trust = data.judge_trust(dash.home)
+    mart = read_mart(dash.home, "mart_judge_trust")
+    key = ["judge_run_id", "metric", "label_set"]
+    assert trust.sort(key).equals(mart.select(trust.columns).sort(key))
+    assert dict(zip(zip(trust["judge_run_id"], trust["metric"], strict=True), trust["trust_state"], strict=True)) == {
+        (f["judge"], "correctness"): "no_better_than_chance", (f["landed_judge"], "correctness"): "calibrated",
+        (f["landed_judge"], "faithfulness"): "uncalibrated"}
+    lake = Lake(dash.home)
+    judged = lake.read("judgments", where={"judge_run_id": f["landed_judge"]}).filter(
+        pl.col("metric") == "correctness")["question_id"]
+    labelled = lake.read("human_labels", where={"label_set": f["spot_check"]})["question_id"].to_list()
+    calibrated = data.judge_trust(dash.home, [f["landed_judge"]], ["correctness"], ["financebench"]).row(0, named=True)
+    assert (calibrated["n_labelled"], calibrated["n_unlabelled"]) == (
+        judged.is_in(labelled).sum(), (~judged.is_in(labelled)).sum()) == (12, 18)
+    assert calibrated["calibrated_lower"] < calibrated["calibrated_mean"] < calibrated["calibrated_upper"]
+    assert data.judge_trust(dash.home, [f["landed_judge"]], ["faithfulness"])["trust_state"].to_list() == \
+        ["uncalibrated"]
+    assert data.judge_trust(dash.home, datasets_=[DATASET]).is_empty()
 
 
 def test_llm_costs_are_the_ledger_summed(dash: DashHome) -> None:
@@ -360,11 +389,12 @@ def test_finrag_ls_prints_the_published_marts(dash: DashHome, tmp_path: Path) ->
     synthetic = datasets[DATASET]
     assert (synthetic["n_questions"], synthetic["n_with_reference"], synthetic["n_retrieval_runs"],
             synthetic["n_answer_runs"], synthetic["n_judge_runs"]) == (12, 12, 5, 2, 0)
-    assert (datasets["financebench"]["n_pages"], datasets["financebench"]["n_judge_runs"]) == (0, 1)
+    assert (datasets["financebench"]["n_pages"], datasets["financebench"]["n_judge_runs"]) == (0, 2)
     runs = {r["run_id"]: r for r in out["runs"]}
     f = dash.facts
     sweep_runs = set(read_mart(dash.home, "mart_sweep_runs")["run_id"])
-    assert {f["bm25"], f["oracle"], f["closed"], f["rag"], f["judge"], *f["fb_runs"]} | sweep_runs == set(runs)
+    assert {f["bm25"], f["oracle"], f["closed"], f["rag"], f["judge"], f["landed_judge"], *f["fb_runs"]} \
+        | sweep_runs == set(runs)
     assert (runs[f["bm25"]]["kind"], runs[f["bm25"]]["label"]) == ("retrieval", "bm25 · full · k=5 · split test")
     assert (runs[f["judge"]]["kind"], runs[f["judge"]]["dataset"]) == ("judge", "financebench")
     table = run_finrag(dash.home, "ls").stdout

@@ -119,6 +119,48 @@ def test_rerun_makes_no_new_calls_and_rubric_edit_is_a_new_run(base: dict, wh: P
     assert sorted(Lake(wh).partitions("judgments")) == sorted({first, third})  # placeholders are not listed
 
 
+def test_repeats_land_one_judgment_each_with_its_seed_from_the_cache_on_rerun(base: dict, wh: Path) -> None:
+    """--repeats 3: every answer x metric has 3 rows in the one judge run, each from its own sampled request (seed r,
+    temperature 0.7); the not_applicable decisions made without a call are written once per repeat; a re-run makes
+    no call. --repeats 1 is the run a plain `finrag judge` makes: same id, same requests (no seed, temperature 0)."""
+    q1, q2 = oracle_qids(wh, 2)
+    # the scripted judge changes its mind on q1 between seeds; on q2 it does not
+    b = Behaviour(script={key(base, "correctness", q1): ['{"score": 2}', '{"score": -1}', '{"score": 2}'],
+                          "Metric: correctness": '{"score": 1, "rationale": "same"}',
+                          "Metric: numerical accuracy": '{"score": 1}'})
+    args = ("--answer-run", ORACLE, "--metrics", "correctness,nac", "--question-id", q1, "--question-id", q2)
+    n_nac = sum(1 for q in (q1, q2) if parse_amounts(base["ref"][q]))  # NAC is judged only with a numeric reference
+    with FakeLLM(b) as fake:
+        single = run_id_of(judge(wh, fake, *args))
+        n_single = len(b.requests)
+        assert run_id_of(judge(wh, fake, *args, "--repeats", "1")) == single and len(b.requests) == n_single
+        repeated = run_id_of(judge(wh, fake, *args, "--repeats", "3"))
+        sampled = b.requests[n_single:]
+        assert run_id_of(judge(wh, fake, *args, "--repeats", "3")) == repeated
+        n_after = len(b.requests)
+        no_repeats = judge(wh, fake, *args, "--temperature", "0.5", check=False)
+    assert n_single == 2 + n_nac and all("seed" not in r and r["temperature"] == 0 for r in b.requests[:n_single])
+    assert len(sampled) == 3 * n_single and n_after == n_single + len(sampled)  # the re-run: every call cached
+    assert sorted(r["seed"] for r in sampled) == sorted([1, 2, 3] * n_single)
+    assert {r["temperature"] for r in sampled} == {0.7}
+    assert repeated != single
+    params = json.loads(Lake(wh).read("judge_runs", where={"judge_run_id": repeated})["params"][0])
+    assert (params["repeats"], params["temperature"]) == (3, 0.7)
+    assert "repeats" not in json.loads(Lake(wh).read("judge_runs", where={"judge_run_id": single})["params"][0])
+    rows = Lake(wh).read("judgments", where={"judge_run_id": repeated}).sort("question_id", "metric", "repeat")
+    assert rows.height == 2 * 2 * 3
+    for (qid, metric), group in rows.group_by(["question_id", "metric"], maintain_order=True):
+        assert group["repeat"].to_list() == [1, 2, 3]
+        if metric == "nac" and not parse_amounts(base["ref"][qid]):  # decided without a call, once per repeat
+            assert group["status"].to_list() == ["not_applicable"] * 3
+            assert group["rationale"].n_unique() == 1
+    scores = {(r["question_id"], r["metric"], r["repeat"]): r["raw_score"] for r in rows.iter_rows(named=True)}
+    assert [scores[(q1, "correctness", r)] for r in (1, 2, 3)] == [2.0, -1.0, 2.0]
+    assert [scores[(q2, "correctness", r)] for r in (1, 2, 3)] == [1.0, 1.0, 1.0]
+    assert Lake(wh).read("judgments", where={"judge_run_id": single})["repeat"].to_list() == [1] * (2 * 2)
+    assert no_repeats.returncode == 2 and "field 'temperature'" in no_repeats.stderr
+
+
 def test_closed_book_passage_metrics_are_not_applicable_without_a_call(base: dict, wh: Path) -> None:
     b = Behaviour(script={"Metric:": '{"score": 1, "rationale": "x"}'})
     with FakeLLM(b) as fake:

@@ -33,3 +33,13 @@ def test_the_sql_function_and_its_nulls() -> None:
     assert rows[1][2] == pytest.approx(stats.t.ppf(0.975, 4), rel=1e-12)
     assert [r[2] for r in rows[2:]] == [None] * 5  # df < 1, p outside (0, 1), a null argument
     register_duckdb_functions(con)  # a second registration on the same connection is a no-op
+
+
+def test_the_normal_quantile_is_scipys_and_its_nulls() -> None:
+    con = duckdb.connect()
+    register_duckdb_functions(con)
+    rows = con.sql("""
+        select normal_quantile(p) from (values (0.975), (0.95), (0.5), (0.0), (1.0), (null)) as v(p)
+    """).fetchall()
+    assert [r[0] for r in rows[:3]] == [stats.norm.ppf(0.975), stats.norm.ppf(0.95), 0.0]  # ndtri: exactly scipy's
+    assert [r[0] for r in rows[3:]] == [None] * 3

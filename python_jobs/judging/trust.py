@@ -1,0 +1,34 @@
+"""How far a judged mean can be trusted, in words: the one wording `finrag report --judged`, the demo's printout and
+the dashboard's pages put beside a judged mean. The state itself is mart_judge_trust's (calibrated, uncalibrated,
+no_better_than_chance: decided in SQL, never here); this only writes a row of it out, with the numbers formatted by
+the caller's `number` (the dashboard's own decimals, the report's)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+
+def four_decimals(value: float | None) -> str:
+    return "—" if value is None else f"{value:.4f}"
+
+
+def interval(low: float | None, high: float | None, number: Callable[[float | None], str] = four_decimals) -> str:
+    return f"[{number(low)}, {number(high)}]" if low is not None and high is not None else "(no interval)"
+
+
+def trust_note(row: Mapping[str, Any], number: Callable[[float | None], str] = four_decimals) -> str:
+    """A mart_judge_trust row's state in words: the warning of a judge no better than chance against humans (its
+    kappa and interval), the calibrated mean and interval of the human metric it predicts, or "uncalibrated"."""
+    parts = []
+    if row["trust_state"] == "no_better_than_chance":
+        parts.append(f"no better than chance against humans ({row['agreement_label_set']} {row['metric']}): "
+                     f"Cohen's kappa {number(row['kappa'])} {interval(row['kappa_lower'], row['kappa_upper'], number)}")
+    if row["calibrated_mean"] is not None:
+        method = "PPI++" if row["calibration_method"] == "ppi++" else "human labels only"
+        parts.append(f"calibrated against {row['label_set']} {row['human_metric']} ({method}, {row['n_labelled']} "
+                     f"labelled of {row['n_labelled'] + row['n_unlabelled']}): {number(row['calibrated_mean'])} "
+                     f"{interval(row['calibrated_lower'], row['calibrated_upper'], number)}")
+    elif row["trust_state"] == "uncalibrated":
+        parts.append("uncalibrated: no human labels say what it is worth")
+    return "; ".join(parts)
