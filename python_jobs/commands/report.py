@@ -54,7 +54,7 @@ def command(run_id: str | None, judged: bool, fmt: str, granularity: str | None,
         if fmt == "json":
             sys.stdout.write(json.dumps(frame.to_dicts(), ensure_ascii=False, indent=1) + "\n")
             return
-        with pl.Config(tbl_rows=-1, fmt_str_lengths=160, tbl_width_chars=250, float_precision=4,
+        with pl.Config(tbl_rows=-1, fmt_str_lengths=400, tbl_width_chars=600, float_precision=4,
                        tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True):
             click.echo(frame.select("judge_run_id", "metric", "mean", "n_ok", "n_not_applicable", "n_failed", "trust"))
         return
