@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 from ppi_py import classical_mean_ci, ppi_mean_ci
 
+from python_jobs.judging.metrics import load_metrics
 from python_jobs.sources.financebench import LABEL_SCORES
 from python_jobs.warehouse.text_metrics import rouge_l_f, token_f1
 
@@ -37,7 +38,9 @@ PREDICTORS = {"rouge_l": rouge_l_f, "token_f1": token_f1}
 
 def load(path: Path) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     rows = [json.loads(line) for line in path.open()]
-    human = np.array([(LABEL_SCORES[r["label"]] + 1) / 3 for r in rows])
+    # FinanceBench's labels on correctness' raw scale, normalised by the registry's scale as the warehouse does
+    correctness = load_metrics()["correctness"]
+    human = np.array([correctness.normalize(LABEL_SCORES[r["label"]]) for r in rows])
     preds = {name: np.array([fn(r["model_answer"] or "", str(r["gold_answer"])) or 0.0 for r in rows])
              for name, fn in PREDICTORS.items()}
     return human, preds
