@@ -367,7 +367,8 @@ def judge_trust(home: Path, judge_run_ids: Sequence[str] | None = None, metrics:
     metric_filter, metric_params = _in_list("metric", metrics)
     where, params = _in_list("dataset", datasets_)
     return query(home, f"""
-        select judge_run_id, answer_run_id, judge_model, dataset, metric, mean, n_ok, trust_state, label_set,
+        select judge_run_id, answer_run_id, judge_model, dataset, metric, mean, n_ok, n_not_applicable, n_failed,
+               trust_state, label_set,
                human_metric, calibration_method, n_labelled, n_unlabelled, ppi_lambda, calibrated_mean,
                calibrated_lower, calibrated_upper, agreement_label_set, kappa, kappa_lower, kappa_upper
         from mart_judge_trust

@@ -211,8 +211,13 @@ else:
                    f"drill-down shows each judgment's error; re-run `finrag judge --answer-run {r['answer_run_id']} "
                    f"--metrics {judged_metric}` once the endpoint answers, then `finrag build`.")
     st.caption("Normalised judge scores in [0, 1], mean over the ok judgments of each metric; not applicable and "
-               "failed counted apart, per metric (mart_judge_leaderboard).")
-    ui.show_dataframe(judged.with_columns(
-        pl.col("judge_run_id").map_elements(lambda r: labels.get(r, r), return_dtype=pl.String).alias("run"))
-        .select("run", "metric", "mean", "n_ok", "n_not_applicable", "n_failed", "judge_run_id", "answer_run_id",
-                "judge_model", "answer_model", "eval_mode", "dataset"), key="judged_table")
+               "failed counted apart, per metric; beside every mean its trust_state and, where calibrated, the "
+               "calibrated mean of the human metric with its interval (mart_judge_trust: one row per calibration).")
+    board = data.judge_trust(home, shown_runs, None, chosen)
+    if board is not None:
+        ui.show_dataframe(board.with_columns(
+            pl.col("judge_run_id").map_elements(lambda r: labels.get(r, r), return_dtype=pl.String).alias("run"))
+            .select("run", "metric", "mean", "n_ok", "n_not_applicable", "n_failed", "trust_state",
+                    "calibrated_mean", "calibrated_lower", "calibrated_upper", "label_set", "human_metric", "kappa",
+                    "kappa_lower", "kappa_upper", "judge_run_id", "answer_run_id", "judge_model", "dataset"),
+            key="judged_table")

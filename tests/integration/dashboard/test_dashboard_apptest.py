@@ -152,6 +152,11 @@ def test_leaderboard(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
     assert judge["mean"] == pytest.approx(judged["mean"])
     assert (judge["n_ok"], judge["n_not_applicable"], judge["n_failed"]) == (30, 0, 0)
     assert len(judge_rows) == 3  # + the landed judge run's correctness and faithfulness
+    # every judged mean of the table beside its state (mart_judge_trust)
+    states = {(r["judge_run_id"], r["metric"]): r["trust_state"] for r in judge_rows}
+    assert states == {(dash.facts["judge"], "correctness"): "no_better_than_chance",
+                      (dash.facts["landed_judge"], "correctness"): "calibrated",
+                      (dash.facts["landed_judge"], "faithfulness"): "uncalibrated"}
     # beside the chosen judged metric's means (correctness), each one's state (mart_judge_trust): a warning for the
     # judge no better than chance, the calibrated mean of the calibrated one
     chance, calibrated, _ = assert_three_states(dash)
