@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from support.cli import MODELS_ONLY
 from support.dashboard_home import dashboard_home
 from support.project_copy import copy_project, plain_dbt_build
 from support.warehouse import warehouse_query
@@ -24,9 +25,8 @@ pytestmark = pytest.mark.slow
 VERSIONED = ("int_retrieval_depths", "int_retrieval_hits", "fct_retrieval_question_scores",
              "fct_retrieval_results_judged", "fct_retrieval_evidence_overlap", "mart_retrieval_leaderboard",
              "mart_retrieval_by_slice", "fct_question_metric_scores")
-# what is checked is which runs each model recomputes: the builds here leave out the data and unit tests, which
-# neither read nor change a run_version (they run in every other build of the suite)
-MODELS_ONLY = ("--exclude-resource-type", "test", "--exclude-resource-type", "unit_test")
+# what is checked is which runs each model recomputes: the builds here leave out the data and unit tests
+# (MODELS_ONLY), which neither read nor change a run_version
 
 
 def versions(home: Path) -> dict[tuple[str, str], str]:

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from python_jobs.cli import VERBS, cli
+from support.cli import MODELS_ONLY
 
 # the verbs that land something with an id (a run, a load, a training, a chunking, an index, a sweep)
 PRODUCING = {"ingest financebench", "ingest beir", "ingest trec-qrels", "ingest trec-run",
@@ -48,7 +49,7 @@ def test_stdout_is_the_id_alone_or_json_and_quiet_keeps_stderr_clean(home: Path,
     assert (quiet.stdout, quiet.stderr) == ("r1\n", "")
     assert finrag(*run, "-q").stderr == ""
 
-    built = finrag("build", "--quiet", "--no-publish")
+    built = finrag("build", "--quiet", "--no-publish", *MODELS_ONLY)
     assert "START" not in built.stdout and built.stderr == ""  # dbt's errors only, and no note
     verbose = finrag("build", "--verbose", "--no-publish", "--select", "dim_metrics")
     # dbt's debug log, which a plain build leaves out

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from support.cli import dbt_build
+from support.cli import MODELS_ONLY, dbt_build
 from support.trec import pytrec_means, read_qrels, read_trec_run
 from support.warehouse import warehouse_query
 
@@ -25,7 +25,7 @@ def test_two_collections_with_the_same_ids_score_independently(home: Path, finra
     for ds, qrels in (("col_a", fixtures / "qrels.test"), ("col_b", qrels_b)):
         finrag("ingest", "trec-qrels", str(qrels), "--dataset", ds)
         finrag("ingest", "trec-run", str(fixtures / "results.test"), "--dataset", ds, "--run-id", f"run_{ds}")
-    dbt_build(home)
+    dbt_build(home, *MODELS_ONLY)
 
     run = read_trec_run(fixtures / "results.test")
     for ds, qrels in (("col_a", fixtures / "qrels.test"), ("col_b", qrels_b)):

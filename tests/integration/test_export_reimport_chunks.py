@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from python_jobs.core.lake import Lake
-from support.cli import run_finrag
+from support.cli import MODELS_ONLY, run_finrag
 from support.shared_home import copy_home
 from support.warehouse import warehouse_query
 
@@ -48,7 +48,7 @@ def test_pdf_chunk_run_round_trips_through_trec(home: Path, synth: Path, finrag,
     assert lake.read_partition("retrieval_runs", "bm25-reimported")["chunker_id"].to_list() == \
         lake.read_partition("retrieval_runs", run_id)["chunker_id"].to_list()
 
-    finrag("build", "--quiet")
+    finrag("build", "--quiet", *MODELS_ONLY)
     sql = ("select granularity, metric, k, mean, n_questions, mean_complete from mart_retrieval_leaderboard "
            "where run_id = '{}' order by all")
     a, b = warehouse_query(home, sql.format(run_id)), warehouse_query(home, sql.format("bm25-reimported"))

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from python_jobs.core.lake import Lake
+from support.cli import MODELS_ONLY
 from support.warehouse import warehouse_query
 
 
@@ -36,7 +37,7 @@ def test_exported_trec_reimports_to_identical_metrics(home: Path, finrag, shared
     lake = Lake(home)
     for run_id, _, _ in originals:  # every query got results
         assert lake.read_partition("retrieval_results", run_id)["question_id"].n_unique() == 100
-    finrag("build")
+    finrag("build", *MODELS_ONLY)
 
     qrels: dict[str, dict[str, int]] = {}
     for line in (src / "qrels.tsv").read_text().splitlines()[1:]:

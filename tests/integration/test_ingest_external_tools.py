@@ -16,7 +16,7 @@ import pytest
 
 from python_jobs.core.lake import Lake
 from support.answers_homes import questions_home
-from support.cli import run_finrag
+from support.cli import MODELS_ONLY, run_finrag
 from support.paths import PROJECT
 from support.shared_home import copy_home
 
@@ -99,7 +99,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict:
                str(exports / "rep.jsonl"))
     ids["repeated_again"] = run_finrag(home, "ingest", "ragas", str(exports / "rep.jsonl"), "--dataset",
                                        "financebench", "--run-id", "repeated_again").stdout.strip()
-    run_finrag(home, "build")
+    run_finrag(home, "build", *MODELS_ONLY)
     return {"home": home, "ids": ids, "exports": exports}
 
 

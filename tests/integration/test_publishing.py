@@ -14,6 +14,7 @@ import polars as pl
 import pytest
 
 from python_jobs.warehouse.publishing import read_manifest
+from support.cli import MODELS_ONLY
 from support.dashboard_home import dashboard_home
 from support.project_copy import copy_project, plain_dbt_build
 
@@ -46,11 +47,11 @@ def test_a_plain_dbt_build_refreshes_what_every_reader_reads(home: Path, finrag,
     fixtures = shared_data / "trec_eval_fixtures"
     finrag("ingest", "trec-qrels", str(fixtures / "qrels.test"), "--dataset", "trec")
     finrag("ingest", "trec-run", str(fixtures / "results.test"), "--dataset", "trec", "--run-id", "first")
-    finrag("build")
+    finrag("build", *MODELS_ONLY)
     first = read_manifest(home)
     finrag("ingest", "trec-run", str(fixtures / "results-302.test"), "--dataset", "trec", "--run-id", "second")
 
-    plain_dbt_build(project, home)
+    plain_dbt_build(project, home, *MODELS_ONLY)
     manifest = read_manifest(home)
     assert manifest.build_id != first.build_id and manifest.built_at > first.built_at
     runs = finrag("sql", "select distinct run_id from mart_retrieval_leaderboard order by 1", "--format", "csv")
@@ -72,7 +73,7 @@ def test_a_plain_dbt_build_refreshes_what_every_reader_reads(home: Path, finrag,
 
     # a build that does not publish: the readers say the published state is stale, and do not answer
     finrag("ingest", "trec-run", str(fixtures / "results.test"), "--dataset", "trec", "--run-id", "third")
-    finrag("build", "--no-publish")
+    finrag("build", "--no-publish", *MODELS_ONLY)
     stale = finrag("sql", "select 1", check=False)
     assert stale.returncode == 2 and "stale" in stale.stderr and "finrag publish" in stale.stderr, stale.stderr
     assert finrag("report", "--run-id", "first", check=False).returncode == 2
@@ -98,7 +99,7 @@ def test_finrag_build_and_dbt_build_publish_the_same(tmp_path_factory: pytest.Te
     home = tmp_path / "home"
     home.mkdir()
     shutil.copytree(dash.home / "lake", home / "lake", symlinks=True)
-    plain_dbt_build(project, home)
+    plain_dbt_build(project, home, *MODELS_ONLY)
     by_finrag, by_dbt = published_frames(dash.home), published_frames(home)
     assert sorted(by_dbt) == sorted(by_finrag)
     assert sum(frame.height for frame in by_dbt.values()) > 1000

@@ -29,7 +29,7 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from support.cli import run_finrag
+from support.cli import MODELS_ONLY, run_finrag
 from support.trec import read_financerag_csv, read_qrels, read_trec_run
 from support.warehouse import run_comparison_settings, warehouse_query
 
@@ -82,7 +82,7 @@ def built(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> dict:
     run_finrag(home, "index", "--dataset", DATASET)
     runs = {name: run_finrag(home, "retrieve", "--retriever", name, "--dataset", DATASET, "--k", "10").stdout.strip()
             for name in RETRIEVERS}
-    run_finrag(home, "build")
+    run_finrag(home, "build", *MODELS_ONLY)
     # the first build's pairs, then a marker in one metric's rows: a recomputed row loses it
     first = {r["pair_key"]: r for r in table(home, "select * from fct_run_comparisons")}
     first_best = {(r["granularity"], r["k"], r["metric"]): r["best_run_id"]
@@ -94,13 +94,13 @@ def built(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> dict:
     run_csv = root / "runs" / "fincolbert_combined_results.csv"
     run_finrag(home, "ingest", "trec-run", str(run_csv), "--format", "financerag-csv", "--dataset", DATASET,
                "--run-id", COLBERT, "--only-known-questions")
-    run_finrag(home, "build")
+    run_finrag(home, "build", *MODELS_ONLY)
     # a copy of the same home built with no group pairs: only every run against its family's best. The var is read
     # by int_run_pairs alone, so the models it reaches are int_run_pairs and its descendants (with their data tests);
     # every other model of the copy is already the home's build of the same lake
     capped = tmp_path_factory.mktemp("capped") / "warehouse"
     shutil.copytree(home, capped)
-    run_finrag(capped, "build", "--vars", "{run_comparison_max_runs: 1}", "--select", "int_run_pairs+")
+    run_finrag(capped, "build", "--vars", "{run_comparison_max_runs: 1}", "--select", "int_run_pairs+", *MODELS_ONLY)
     return {"home": home, "capped": capped, "runs": {**runs, "colbert": COLBERT}, "first": first,
             "first_best": first_best, "run_csv": run_csv, "qrels": root / "FinanceBench" / "qrels.tsv"}
 

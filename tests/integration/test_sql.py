@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from support.cli import dbt_build
+from support.cli import MODELS_ONLY, dbt_build
 from support.paths import PROJECT
 
 
@@ -20,7 +20,7 @@ from support.paths import PROJECT
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     home = tmp_path_factory.mktemp("sql") / "warehouse"
     home.mkdir()
-    dbt_build(home)
+    dbt_build(home, *MODELS_ONLY)
     return home
 
 
@@ -103,7 +103,7 @@ def test_a_build_and_a_query_never_block_each_other(built: Path) -> None:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=PROJECT)
     time.sleep(1.0)
     assert slow.poll() is None, "the long query ended before the build started"
-    dbt_build(built)
+    dbt_build(built, *MODELS_ONLY)
     stdout, stderr = slow.communicate(timeout=600)
     assert slow.returncode == 0, stderr
     assert stdout.splitlines() == ["n", "1000003"]

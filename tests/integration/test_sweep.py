@@ -21,7 +21,7 @@ from scipy import stats
 
 from python_jobs.core.lake import Lake
 from python_jobs.warehouse.publishing import published_tables
-from support.cli import dbt_build, run_finrag
+from support.cli import MODELS_ONLY, dbt_build, run_finrag
 from support.fake_llm import FakeLLM
 from support.paths import PROJECT
 from support.shards import assert_same_rows, land_chain_corpus
@@ -130,7 +130,7 @@ def test_sweeps_sharded_resumed_answered_and_built(tmp_path: Path) -> None:
     assert k2_64 == {one}
     assert len(Lake(home).partitions("generation_runs")) == 4
 
-    dbt_build(home)
+    dbt_build(home, *MODELS_ONLY)
     for sid, kind in ((sweep_id, "retrieval"), (answered["sweep_id"], "answer")):
         want = reference_effects(home, sid, kind)
         assert len(want) > (100 if kind == "retrieval" else 8)

@@ -26,6 +26,13 @@ def run_finrag(home: Path, *args: str, check: bool = True, timeout: float = 900,
     return proc
 
 
+# A setup build's arguments where a module checks the marts, not the data tests' verdicts: data tests are ~9 of a small
+# build's ~25 CPU-s. They still run on every scenario's data together (the Spark module's DuckDB build of the dashboard
+# home, trec_eval's fixtures and a sweep), on an empty home (test_dbt_project), and in the suites whose subject they
+# are (test_build_follows_the_lake, the ingest and retrieval-metric suites, the judge marts).
+MODELS_ONLY = ("--exclude-resource-type", "test", "--exclude-resource-type", "unit_test")
+
+
 def dbt_build(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """`finrag build` (dbt build: models, seeds and data tests) into HOME; fails the test if dbt fails. dbt's unit
     tests check the SQL, not the data, so they run once per suite (test_dbt_project's empty home, and on Spark), not in

@@ -37,7 +37,7 @@ import pytest
 from python_jobs.core.contracts import contract
 from python_jobs.core.lake import Lake
 from python_jobs.sources.financebench import LABEL_SCORES  # FinanceBench's label -> correctness score
-from support.cli import run_finrag
+from support.cli import MODELS_ONLY, run_finrag
 from support.fake_llm import Behaviour, FakeLLM
 from support.paths import PROJECT, SHARED_DATA
 from support.shared_home import copy_home, shared_home
@@ -48,7 +48,7 @@ if str(PROJECT) not in sys.path:  # `dashboards` (the app's data functions) is i
 DATASET = "demo_synthetic"
 # the marts, not the data and unit tests of every model: those are other suites' business
 # (tests/integration/test_dbt_project.py and each model's own tests), and they double the build time
-BUILD_ARGS = ("--quiet", "--exclude", "resource_type:test", "resource_type:unit_test")
+BUILD_ARGS = ("--quiet", *MODELS_ONLY)
 FB_RUNS = ("gpt-4_closedBook", "gpt-4-1106-preview_oracle")
 JUDGED_RUN = "gpt-4_closedBook"
 # the landed judge run (no LLM) over the other labelled run, its spot-check label set and what it judges

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from python_jobs.core.contracts import contract
 from python_jobs.core.lake import Lake
-from support.cli import run_finrag
+from support.cli import MODELS_ONLY, run_finrag
 
 QUESTION_IDS = ("q1", "q2", "q3")
 DATASETS = ("shared_a", "shared_b")
@@ -30,7 +30,7 @@ ANSWERS = {  # run -> (dataset, answers of q1, q2, q3); every reference answer i
     "c1": (JUDGED_DATASET, ("right", "right", "right")),
 }
 HAL = {"j1": (1.0, 0.0, 0.0), "j2": (0.0, 0.0, 1.0)}  # judge run of c1 -> raw hal of h1, h2, h3
-BUILD_ARGS = ("--quiet", "--exclude", "resource_type:test", "resource_type:unit_test")
+BUILD_ARGS = ("--quiet", *MODELS_ONLY)
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 result files land through the real CLI (the judge suites' shared base home: questions and answer runs ingested once
 per session, support/judge_home.py); a copy of it gets, for one configuration, a random labelled subset of its human
 labels as a label set of its own, a noisy judge run of correctness over all 150 answers and the pairing (`finrag
-calibrate`), and is built once (`finrag build`, every model and data test).
+calibrate`), and is built once (`finrag build`, every model).
 
 - mart_human_label_leaderboard (read with `finrag sql`, as the README's table is) gives exactly the label counts of
   the raw files; by question type the shares add up to the run's.
@@ -23,7 +23,7 @@ import pytest
 from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
 
 from python_jobs.core.lake import Lake
-from support.cli import run_finrag
+from support.cli import MODELS_ONLY, run_finrag
 from support.judge_home import copy_home
 from support.warehouse import warehouse_query
 
@@ -64,7 +64,7 @@ def built(base: dict, tmp_path_factory: pytest.TempPathFactory) -> dict:
     ])
     run_finrag(home, "calibrate", "--label-set", SUBSET, "--human-metric", "correctness",
                "--predictor", "numeric_match", "--predictor", "correctness")
-    run_finrag(home, "build")
+    run_finrag(home, "build", *MODELS_ONLY)
     return {"home": home, "raw": raw, "labelled": labelled, "judged": judged}
 
 
