@@ -17,7 +17,8 @@ from python_jobs.commands._options import target_option
 from python_jobs.core.config import warehouse_home
 from python_jobs.core.console import QUIET, VERBOSE, say, verbosity
 from python_jobs.warehouse import build_plan
-from python_jobs.warehouse.dbt_runner import run_dbt
+from python_jobs.warehouse.build_failures import out_of_memory_advice, out_of_memory_nodes
+from python_jobs.warehouse.dbt_runner import run_dbt, target_path
 from python_jobs.warehouse.publishing import exports_dir
 
 
@@ -63,6 +64,9 @@ def command(ctx: click.Context, no_publish: bool, build_all: bool, unit_tests: b
     env = {"FINRAG_TEST_SCOPE": "touched" if select else "all", "FINRAG_PUBLISH": "0" if no_publish else "1"}
     code = run_dbt([*debug, "build", *args, *select, *excluded], quiet=quiet, env=env)
     if code:
+        starved = out_of_memory_nodes(target_path(home))
+        if starved:
+            click.echo(f"error: {out_of_memory_advice(starved)}", err=True)
         sys.exit(code)
     if snapshot is not None:
         build_plan.record(home, snapshot)

@@ -42,16 +42,16 @@ def parse_cache() -> Path:
     return cache_dir() / f"dbt_{PARSE_STATE}"
 
 
-def _seed_parse_state(target_path: Path) -> None:
-    state, cached = target_path / PARSE_STATE, parse_cache()
+def _seed_parse_state(target_dir: Path) -> None:
+    state, cached = target_dir / PARSE_STATE, parse_cache()
     if not state.exists() and cached.exists():
-        target_path.mkdir(parents=True, exist_ok=True)
+        target_dir.mkdir(parents=True, exist_ok=True)
         with contextlib.suppress(OSError):  # a cache being replaced under us: dbt parses in full
             shutil.copyfile(cached, state)
 
 
-def _keep_parse_state(target_path: Path) -> None:
-    state, cached = target_path / PARSE_STATE, parse_cache()
+def _keep_parse_state(target_dir: Path) -> None:
+    state, cached = target_dir / PARSE_STATE, parse_cache()
     if not state.exists():
         return
     with contextlib.suppress(OSError):  # an unwritable cache only costs the next home its full parse
@@ -60,6 +60,12 @@ def _keep_parse_state(target_path: Path) -> None:
         os.close(fd)
         shutil.copyfile(state, tmp)
         os.replace(tmp, cached)  # atomic: parallel builds never read half a file
+
+
+def target_path(home: Path, target: str | None = None) -> Path:
+    """dbt's target dir for a home: DuckDB's (the default) holds the manifest and run results the build plan and
+    publishing read; another target's manifest, run results and partial-parse state live apart from it."""
+    return home / ("dbt_target" if target in (None, "dev") else f"dbt_target_{target}")
 
 
 def run_dbt(args: list[str], home: str | os.PathLike[str] | None = None, quiet: bool = False,
@@ -73,16 +79,14 @@ def run_dbt(args: list[str], home: str | os.PathLike[str] | None = None, quiet: 
     env = {**os.environ, HOME_ENV: str(h), **({DUCKDB_PATH_ENV: WAREHOUSE_FILE} if duckdb_target else {}),
            **(env or {})}
     launcher = [sys.executable, "-m", "python_jobs.warehouse.spark_session"] if target == "spark" else dbt_command()
-    target_path = h / ("dbt_target" if duckdb_target else f"dbt_target_{target}")
+    target_dir = target_path(h, target)
     cmd = [
         *launcher,
         *(["--quiet"] if quiet else []),
         *args,
         "--project-dir", str(PROJECT_DIR),
         "--profiles-dir", str(PROJECT_DIR),
-        # another target's manifest, run results and partial-parse state apart from DuckDB's, which the build plan
-        # and publishing read
-        "--target-path", str(target_path),
+        "--target-path", str(target_dir),
         "--log-path", str(h / "dbt_logs"),
         *(["--target", target] if target else []),
     ]
@@ -91,8 +95,8 @@ def run_dbt(args: list[str], home: str | os.PathLike[str] | None = None, quiet: 
     # the project's own vars only: a state parsed under --vars would not fit the next home's plain build
     shared = not any(a == "--vars" or a.startswith("--vars=") for a in args)
     if shared:
-        _seed_parse_state(target_path)
+        _seed_parse_state(target_dir)
     code = subprocess.call(cmd, env=env, cwd=h)
     if shared and code == 0:
-        _keep_parse_state(target_path)
+        _keep_parse_state(target_dir)
     return code

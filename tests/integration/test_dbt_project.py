@@ -4,13 +4,16 @@ tests/integration/test_sql.py). The topic seed against the OmniEval tree: tests/
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from python_jobs.demo.pipeline import JUDGED_REPORT, leaderboard_queries
+from python_jobs.warehouse.publishing import read_manifest
 from support.cli import dbt_build, run_finrag
 from support.paths import PROJECT
+from support.shared_home import copy_home
 from support.warehouse import warehouse_query
 
 
@@ -48,6 +51,25 @@ def test_dbt_takes_its_settings_from_the_project(empty_built: Path) -> None:
     assert manifest["metadata"]["send_anonymous_usage_stats"] is False
     log = (empty_built / "dbt_logs" / "dbt.log").read_text()
     assert "[info ]" in log and "[debug]" not in log
+
+
+def test_a_build_out_of_memory_names_the_model_and_publishes_nothing(empty_built: Path, tmp_path: Path) -> None:
+    """Under a memory limit too small for any model (8 MB: DuckDB's own catalog needs more), the build fails, says
+    which model ran out of memory, the limit, how to raise it and how to spread the work; the marts published by the
+    last good build stay as they were."""
+    home = copy_home(empty_built, tmp_path / "warehouse")
+    before = read_manifest(home)
+    proc = run_finrag(home, "build", "--quiet", "--select", "+mart_retrieval_by_slice", check=False,
+                      env={"FINRAG_DUCKDB_MEMORY_LIMIT": "8MB"})
+    assert proc.returncode == 1
+    (advice,) = [line for line in proc.stderr.splitlines() if line.startswith("error: ")]
+    assert re.match(r"error: (model|data test) \w+.* ran out of memory under the DuckDB memory limit of 8MB "
+                    r"\(profiles.yml, FINRAG_DUCKDB_MEMORY_LIMIT\); nothing was published", advice), advice
+    assert "FINRAG_DUCKDB_MEMORY_LIMIT=16GB finrag build" in advice and "--target spark" in advice
+    after = read_manifest(home)
+    assert (after.build_id, after.models) == (before.build_id, before.models)
+    assert json.loads(run_finrag(home, "sql", "select count(*) as n from mart_retrieval_by_slice",
+                                 "--format", "json").stdout) == [{"n": 0}]
 
 
 def test_topic_tree_errors_name_the_node(tmp_path: Path, finrag) -> None:
