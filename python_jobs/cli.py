@@ -27,6 +27,7 @@ VERBS: dict[str, str] = {
     "sql": "python_jobs.commands.sql",
     "report": "python_jobs.commands.report",
     "compare": "python_jobs.commands.compare",
+    "gate": "python_jobs.commands.gate",
     "demo": "python_jobs.commands.demo",
     "topics": "python_jobs.commands.topics",
     "answer": "python_jobs.commands.answer",

@@ -182,6 +182,10 @@ def _answer(lake: Lake, grid: Grid, point: Point, llm_config: LLMConfig) -> Conf
 def plan_sweep(home: str | Path | None, grid: Grid, llm_config: LLMConfig | None = None) -> SweepPlan:
     """Every configuration of the grid with its config object and run id, checked (nothing runs or lands)."""
     lake = Lake(home)
+    # the check every run makes first (run_retrieval, run_answers), made here: a dry run checks what the run will
+    # check, and a real one fails before landing the sweep's rows or chunking anything
+    if lake.read("questions", where={"dataset": grid.dataset}, columns=["question_id"]).height == 0:
+        raise grid.error(f"no questions for dataset {grid.dataset!r} in the lake: ingest them first", ("dataset",))
     llm_config = llm_config or LLMConfig.from_env()
     chunkings: dict[str, tuple[ChunkerSpec, LoadedTokenizer]] = {}
     points = grid.points()
