@@ -24,6 +24,10 @@
    of one view of the built home (no data test, no publishing) against the full refresh. A ratio cannot go below
    its floor whatever the models do.
 
+With --skip-references (a size pytrec_eval cannot hold in memory), `--sample N` (default 10,000) still checks the
+built warehouse: the first N questions of the same files go to pytrec_eval, and their per-question scores
+(fct_question_metric_scores, chunk granularity) are averaged over the same questions and compared.
+
 Peak memory of each subprocess is read from /usr/bin/time -v when present. Not run in CI.
 """
 
@@ -127,6 +131,46 @@ def pytrec(qrels: Path, run: Path) -> tuple[float, dict[str, float]]:
     return seconds, {name: statistics.fmean(v[name] for v in per_query.values()) for name in names}
 
 
+def head_questions(source: Path, dest: Path, n_questions: int) -> None:
+    """The lines of questions q0..q<n-1> of a qrels or run file (the bench writes them question by question)."""
+    wanted = {f"q{q}" for q in range(n_questions)}
+    with open(source) as fin, open(dest, "w") as fout:
+        fout.writelines(line for line in fin if line.split(maxsplit=1)[0] in wanted)
+
+
+def sample_means(home: Path, run_id: str, n_questions: int) -> dict[str, float]:
+    """The chunk-level means of questions q0..q<n-1>, averaged from their per-question scores, named as pytrec_eval
+    names its measures."""
+    import duckdb
+
+    names = {"map": "map_cut", "mrr": "recip_rank", "ndcg": "ndcg_cut", "precision": "P", "recall": "recall"}
+    con = duckdb.connect(str(home / "finrag.duckdb"), read_only=True)
+    try:
+        rows = con.execute("select metric, k, avg(value) from fct_question_metric_scores where run_id = ? and "
+                           "granularity = 'chunk' and question_id in (select 'q' || range from range(?)) "
+                           "group by metric, k", [run_id, n_questions]).fetchall()
+    finally:
+        con.close()
+    out = {}
+    for metric, k, mean in rows:
+        if metric in names:
+            name = names[metric]
+            out[{"map_cut": "map", "ndcg_cut": "ndcg"}.get(name, name) if k == 0 else f"{name}_{k}"] = mean
+    return out
+
+
+def sample_check(home: Path, qrels: Path, run: Path, n_questions: int) -> None:
+    """pytrec_eval on the first n questions of the files against the warehouse's scores of the same questions."""
+    work = home.parent
+    q_sample, r_sample = work / "qrels.sample.txt", work / "run.sample.trec"
+    head_questions(qrels, q_sample, n_questions)
+    head_questions(run, r_sample, n_questions)
+    _, means = pytrec(q_sample, r_sample)
+    ours = sample_means(home, "run_000", n_questions)
+    diff = max(abs(ours[name] - value) for name, value in means.items())
+    print(f"sample of {n_questions:,} questions: max |dbt - pytrec_eval| over {len(means)} measures: {diff:.2e}")
+
+
 def dbt_means(home: Path, run_id: str) -> dict[str, float]:
     import duckdb
 
@@ -151,6 +195,8 @@ def main() -> None:
     ap.add_argument("--results", type=int, default=100)
     ap.add_argument("--incremental-runs", type=int, default=0)
     ap.add_argument("--skip-references", action="store_true", help="no pytrec_eval (the scale figure)")
+    ap.add_argument("--sample", type=int, default=10_000,
+                    help="with --skip-references: pytrec_eval on this many questions of the same files")
     ap.add_argument("--workdir", type=Path, default=None, help="keep files and home here (default: a temp dir)")
     ap.add_argument("--duckdb-threads", type=int, default=None,
                     help="DuckDB threads of the builds (FINRAG_DUCKDB_THREADS; default the profile's, 1)")
@@ -178,6 +224,8 @@ def main() -> None:
               f"  ({args.questions:,} x {args.results} = {args.questions * args.results:,} rows)")
         print("  " + ", ".join(f"{name} {seconds:.2f}s" for name, seconds in
                                sorted(metric_model_times(home).items(), key=lambda item: -item[1])))
+        if args.skip_references and args.sample:
+            sample_check(home, qrels, run, min(args.sample, args.questions))
         if not args.skip_references:
             t_ref, means = pytrec(qrels, run)
             ours = dbt_means(home, "run_000")

@@ -30,21 +30,6 @@
 {%- endmacro %}
 
 
-{% macro named_struct(fields) -%}
-{#- A struct of named fields from {name: expression} (in the dict's order): DuckDB struct_pack, Spark
-    named_struct. -#}
-    {{ return(adapter.dispatch('named_struct', 'finrag')(fields)) }}
-{%- endmacro %}
-
-{% macro default__named_struct(fields) -%}
-    struct_pack({% for name, expression in fields.items() %}{{ name }} := {{ expression }}{{ ', ' if not loop.last }}{% endfor %})
-{%- endmacro %}
-
-{% macro spark__named_struct(fields) -%}
-    named_struct({% for name, expression in fields.items() %}'{{ name }}', {{ expression }}{{ ', ' if not loop.last }}{% endfor %})
-{%- endmacro %}
-
-
 {% macro list_element(list, position) -%}
 {#- The element at 1-based `position`, null past the end: DuckDB list[i]; Spark's list[i] counts from 0 and
     raises past the end under ANSI mode, try_element_at does neither. -#}

@@ -66,8 +66,12 @@
     {#- the current manifest's entries, kept for the nodes this invocation did not build -#}
     {%- set previous = {} -%}
     {%- set found = run_query("select count(*) from glob('" ~ out ~ "/_manifest.json')") -%}
-    {%- set manifest = "read_json('" ~ out ~ "/_manifest.json', maximum_object_size = 1000000000, columns = "
-        ~ manifest_columns() ~ ")" -%}
+    {#- the manifest is one JSON object: read_json's buffer is twice its maximum_object_size, so that is the file's
+        own size (a fixed 1 GB took 1.8 GiB of the build's memory limit, more than a whole 800 MB limit) -#}
+    {%- set manifest_bytes = run_query("select size from read_blob('" ~ out ~ "/_manifest.json')").rows[0][0]
+        if found.rows[0][0] > 0 else 0 -%}
+    {%- set manifest = "read_json('" ~ out ~ "/_manifest.json', maximum_object_size = " ~ (manifest_bytes + 1)
+        ~ ", columns = " ~ manifest_columns() ~ ")" -%}
     {%- if found.rows[0][0] > 0 -%}
         {%- set items = run_query(
             "select model.name, model.rows, item.name, 'file' as kind, item.ordinal, null, null from (select unnest("
