@@ -138,17 +138,14 @@ def head_questions(source: Path, dest: Path, n_questions: int) -> None:
         fout.writelines(line for line in fin if line.split(maxsplit=1)[0] in wanted)
 
 
-def sample_means(home: Path, run_id: str, n_questions: int) -> dict[str, float]:
-    """The chunk-level means of questions q0..q<n-1>, averaged from their per-question scores, named as pytrec_eval
-    names its measures."""
+def warehouse_means(home: Path, sql: str, params: list) -> dict[str, float]:
+    """(metric, k, mean) rows of the warehouse's chunk-level scores, named as pytrec_eval names its measures."""
     import duckdb
 
     names = {"map": "map_cut", "mrr": "recip_rank", "ndcg": "ndcg_cut", "precision": "P", "recall": "recall"}
     con = duckdb.connect(str(home / "finrag.duckdb"), read_only=True)
     try:
-        rows = con.execute("select metric, k, avg(value) from fct_question_metric_scores where run_id = ? and "
-                           "granularity = 'chunk' and question_id in (select 'q' || range from range(?)) "
-                           "group by metric, k", [run_id, n_questions]).fetchall()
+        rows = con.execute(sql, params).fetchall()
     finally:
         con.close()
     out = {}
@@ -157,6 +154,13 @@ def sample_means(home: Path, run_id: str, n_questions: int) -> dict[str, float]:
             name = names[metric]
             out[{"map_cut": "map", "ndcg_cut": "ndcg"}.get(name, name) if k == 0 else f"{name}_{k}"] = mean
     return out
+
+
+def sample_means(home: Path, run_id: str, n_questions: int) -> dict[str, float]:
+    """The means of questions q0..q<n-1>, averaged from their per-question scores."""
+    return warehouse_means(home, "select metric, k, avg(value) from fct_question_metric_scores where run_id = ? and "
+                                 "granularity = 'chunk' and question_id in (select 'q' || range from range(?)) "
+                                 "group by metric, k", [run_id, n_questions])
 
 
 def sample_check(home: Path, qrels: Path, run: Path, n_questions: int) -> None:
@@ -172,21 +176,8 @@ def sample_check(home: Path, qrels: Path, run: Path, n_questions: int) -> None:
 
 
 def dbt_means(home: Path, run_id: str) -> dict[str, float]:
-    import duckdb
-
-    names = {"map": "map_cut", "mrr": "recip_rank", "ndcg": "ndcg_cut", "precision": "P", "recall": "recall"}
-    con = duckdb.connect(str(home / "finrag.duckdb"), read_only=True)
-    try:
-        rows = con.execute("select metric, k, mean from mart_retrieval_leaderboard "
-                           "where run_id = ? and granularity = 'chunk'", [run_id]).fetchall()
-    finally:
-        con.close()
-    out = {}
-    for metric, k, mean in rows:
-        if metric in names:
-            name = names[metric]
-            out[{"map_cut": "map", "ndcg_cut": "ndcg"}.get(name, name) if k == 0 else f"{name}_{k}"] = mean
-    return out
+    return warehouse_means(home, "select metric, k, mean from mart_retrieval_leaderboard "
+                                 "where run_id = ? and granularity = 'chunk'", [run_id])
 
 
 def main() -> None:
