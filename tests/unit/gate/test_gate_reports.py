@@ -6,12 +6,12 @@ file's errors naming file and field."""
 from __future__ import annotations
 
 import os
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 import pytest
+from junitparser import Failure, JUnitXml, Skipped
 
 from python_jobs.core.errors import InputError
 from python_jobs.gate.evaluation import GateResult
@@ -57,16 +57,16 @@ def test_the_markdown_comment_matches_its_snapshot() -> None:
 
 def test_the_junit_xml_has_one_case_per_metric_and_slice() -> None:
     r = result()
-    root = ET.fromstring(junit_xml(r))
-    assert root.tag == "testsuites"
-    (suite,) = root.findall("testsuite")
-    cases = suite.findall("testcase")
-    assert [(c.get("classname"), c.get("name")) for c in cases] == [
+    parsed = JUnitXml.fromstring(junit_xml(r).encode())
+    assert isinstance(parsed, JUnitXml)  # <testsuites>
+    (suite,) = list(parsed)
+    cases = list(suite)
+    assert [(c.classname, c.name) for c in cases] == [
         ("gate.nDCG@10 (doc)", name) for name in ("doc_type=10-Q", "all", "doc_type=10-K", "doc_type=8-K")]
-    assert int(suite.get("tests")) == 4 and int(suite.get("failures")) == 1 and int(suite.get("skipped")) == 1
-    failure = cases[0].find("failure")
-    assert failure is not None and "interval [" in failure.get("message") and "adjusted p" in failure.get("message")
-    assert cases[3].find("skipped") is not None
+    assert (suite.tests, suite.failures, suite.skipped) == (4, 1, 1)
+    (failure,) = cases[0].result
+    assert isinstance(failure, Failure) and "interval [" in failure.message and "adjusted p" in failure.message
+    assert [type(x) for x in cases[3].result] == [Skipped] and cases[1].is_passed
     assert table(r).splitlines()[1].split()[:2] == ["verdict", "metric"]
 
 
