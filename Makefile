@@ -4,10 +4,8 @@
 PYTHON ?= python3.11
 VENV := .venv
 STAMP := $(VENV)/.installed-$(shell sha256sum pyproject.toml | cut -c1-16)
-# --dist loadscope: a module's tests go to one worker, so its module-scoped home is built once, not once per worker.
-# Three workers on two cores: with two, a fifth of the suite's CPU time was idle (workers waiting on a shared home's
-# lock, on a server, a browser or a killed job), and the suite is CPU-bound otherwise
-PYTEST_ARGS ?= -n 3 --dist loadscope
+# --dist loadscope: a module's tests go to one worker, so its module-scoped home is built once, not once per worker
+PYTEST_ARGS ?= -n 2 --dist loadscope
 SQLFLUFF_ARGS ?=
 # Python writes a module's bytecode the first time a process imports it, here too: these machines set
 # PYTHONDONTWRITEBYTECODE, under which every process compiled what it imports (all of python_jobs: 2.4 CPU-s to import,
