@@ -14,7 +14,7 @@ import polars as pl
 from python_jobs.core.errors import InputError
 from python_jobs.gate.spec import WHOLE_SET, GateFile, GateMetric, read_gate
 from python_jobs.gate.verdicts import NOT_TESTED, PAIRED_SCHEMA, gate_statistics, gate_verdict
-from python_jobs.warehouse.comparisons import comparison_settings
+from python_jobs.warehouse.comparisons import NO_SCORES, comparison_settings, scored_runs
 from python_jobs.warehouse.queries import published_connection
 
 BEST = "best"
@@ -55,20 +55,15 @@ class Resolved:
     baseline: str
 
 
+def _not_published(exc: duckdb.CatalogException) -> InputError:
+    return InputError(f"{str(exc).splitlines()[0]}: it is not published; run `finrag build`", field="home")
+
+
 def _sql(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[object] = ()) -> pl.DataFrame:
     try:
         return con.sql(sql, params=list(params)).pl()
     except duckdb.CatalogException as exc:
-        raise InputError(f"{str(exc).splitlines()[0]}: it is not published; run `finrag build`",
-                         field="home") from None
-
-
-def _runs(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
-    """run id -> (run kind, dataset) of the runs with scores (fct_run_metric_stats, as `finrag compare` checks)."""
-    marks = ", ".join("?" for _ in run_ids)
-    frame = _sql(con, f"select distinct run_id, run_kind, dataset from fct_run_metric_stats where run_id in ({marks})",
-                 list(run_ids))
-    return {run: (kind, dataset) for run, kind, dataset in frame.iter_rows()}
+        raise _not_published(exc) from None
 
 
 class _Checker:
@@ -167,10 +162,9 @@ def _resolve_baseline(con: duckdb.DuckDBPyConnection, gate: GateFile, check: _Ch
             raise error(f"the candidate's sweeps have several baselines ({', '.join(baselines)}): name the sweep, "
                         "sweep:<sweep id>")
         given = baselines[0]
-    found = _runs(con, [given]).get(given)
+    found = scored_runs([given], con).get(given)
     if found is None:
-        raise error(f"baseline {given!r} has no scores in fct_run_metric_stats (unknown run, no scored question, or "
-                    "no build since it landed)")
+        raise error(f"baseline {given!r} {NO_SCORES}")
     if found != (kind, dataset):
         raise error(f"baseline {given!r} is a {found[0]} run of {found[1]!r}; the candidate {candidate!r} is a {kind} "
                     f"run of {dataset!r}: only runs of one kind and dataset are compared")
@@ -220,10 +214,12 @@ def evaluate_gate(gate_file: str | Path, candidate: str, baseline: str | None = 
     settings = comparison_settings()
     alpha = gate.alpha if gate.alpha is not None else float(settings["alpha"])
     with published_connection() as con:
-        found = _runs(con, [candidate]).get(candidate)
+        try:
+            found = scored_runs([candidate], con).get(candidate)
+        except duckdb.CatalogException as exc:
+            raise _not_published(exc) from None
         if found is None:
-            raise check.option(f"candidate {candidate!r} has no scores in fct_run_metric_stats (unknown run, no "
-                               "scored question, or no build since it landed)", "--candidate")
+            raise check.option(f"candidate {candidate!r} {NO_SCORES}", "--candidate")
         kind, dataset = found
         for name, want, have in (("dataset", gate.dataset, dataset), ("kind", gate.kind, kind)):
             if want is not None and want != have:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import duckdb
 import polars as pl
 import yaml
 
@@ -44,22 +45,26 @@ def comparison_settings() -> dict[str, float]:
                                                                      "alpha")}
 
 
-def _runs(run_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
-    """run id -> (run kind, dataset) of the runs with scores (fct_run_metric_stats)."""
+# what a run id that scored_runs does not find may be: the one wording of compare's and gate's errors
+NO_SCORES = "has no scores in fct_run_metric_stats (unknown run, no scored question, or no build since it landed)"
+
+
+def scored_runs(run_ids: Sequence[str], con: duckdb.DuckDBPyConnection | None = None) -> dict[str, tuple[str, str]]:
+    """run id -> (run kind, dataset) of the runs with scores (fct_run_metric_stats), from the published marts, or
+    on `con`, a reader's published connection (python_jobs/warehouse/queries.py) that holds one published state."""
     marks = ", ".join("?" for _ in run_ids)
-    frame = query_marts(f"select distinct run_id, run_kind, dataset from fct_run_metric_stats "
-                        f"where run_id in ({marks})", list(run_ids))
+    sql = f"select distinct run_id, run_kind, dataset from fct_run_metric_stats where run_id in ({marks})"
+    frame = query_marts(sql, list(run_ids)) if con is None else con.sql(sql, params=list(run_ids)).pl()
     return {run: (kind, dataset) for run, kind, dataset in frame.iter_rows()}
 
 
 def _check_pair(run_a: str, run_b: str) -> None:
     if run_a == run_b:
         raise InputError("run A and run B are the same run", field="run_b")
-    runs = _runs([run_a, run_b])
+    runs = scored_runs([run_a, run_b])
     for flag, run in (("--run-a", run_a), ("--run-b", run_b)):
         if run not in runs:
-            raise InputError(f"{flag} {run!r} has no scores in fct_run_metric_stats (unknown run, no scored question, "
-                             "or no build since it landed)", field=flag.lstrip("-").replace("-", "_"))
+            raise InputError(f"{flag} {run!r} {NO_SCORES}", field=flag.lstrip("-").replace("-", "_"))
     (kind_a, dataset_a), (kind_b, dataset_b) = runs[run_a], runs[run_b]
     if kind_a != kind_b:
         raise InputError(f"{run_a!r} is {_KIND_NAMES.get(kind_a, kind_a)} and {run_b!r} is "
