@@ -6,16 +6,11 @@ exposures (models/marts/_dashboard__exposures.yml) name."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import streamlit as st
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:  # `dashboards` is not an installed package: import it from the checkout
-    sys.path.insert(0, str(ROOT))
-
-from dashboards import ui  # noqa: E402
+from dashboards import ui
 
 # not "pages/": a pages/ folder beside the entrypoint puts Streamlit in its legacy multipage mode, where a page URL
 # runs the page file alone, without this navigation, layout and sidebar

@@ -14,14 +14,20 @@ import polars as pl
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
-from dashboards import data
-from python_jobs.judging.trust import trust_note
+from dashboards.data import common, diagnosis, published
+from python_jobs.judge.trust import trust_note
 
 DECIMALS = 4
 
 
 def home() -> Path:
-    return data.home_path()
+    return published.home_path()
+
+
+def page(title: str) -> Path:
+    """A page's start: its title, and the home it reads."""
+    st.title(title)
+    return home()
 
 
 def fmt(value: float | None) -> str:
@@ -85,8 +91,8 @@ def ranked_chart(frame: pl.DataFrame, value: str, label: str, title: str, interv
 
 
 def show_trust(trust: pl.DataFrame, name: Callable[[dict[str, Any]], str]) -> None:
-    """One line per judged mean and calibration (data.judge_trust's rows): `name` (the run, the metric), the mean and
-    its state in words (python_jobs/judging/trust.py, the wording `finrag report --judged` uses); a warning box where
+    """One line per judged mean and calibration (common.judge_trust's rows): `name` (the run, the metric), the mean and
+    its state in words (python_jobs/judge/trust.py, the wording `finrag report --judged` uses); a warning box where
     the judge is no better than chance, a green one where calibrated."""
     for r in trust.iter_rows(named=True):
         text = f"{name(r)} — mean {fmt(r['mean'])}: {trust_note(r, fmt)}"
@@ -104,9 +110,31 @@ def no_data(what: str, hint: str = "Run `finrag build` (it publishes the marts) 
 
 def empty_state(h: Path, what: str, datasets: Sequence[str] | None = None) -> None:
     """"Nothing to show" with the real reason (nothing ingested, no pages, no reference answers, every judgment
-    failed, not built yet, ...) and the command that fixes it (data.diagnose)."""
-    reason, command = data.diagnose(h, what, datasets)
+    failed, not built yet, ...) and the command that fixes it (diagnosis.diagnose)."""
+    reason, command = diagnosis.diagnose(h, what, datasets)
     st.info(f"No data: {reason}.  \nFix: `{command}`")
+
+
+def require(frame: pl.DataFrame | None, h: Path, what: str) -> pl.DataFrame:
+    """The frame when it has rows; else the page's empty state (empty_state: the reason and its fix), and the page
+    ends there (what follows needs the rows)."""
+    if frame is None or frame.is_empty():
+        empty_state(h, what)
+        st.stop()
+    return frame
+
+
+def run_column(labels: dict[str, str], column: str = "run_id") -> pl.Expr:
+    """A `run` column that says what each run of `column` is: its label (common.run_labels), its id when it has
+    none."""
+    return pl.col(column).map_elements(lambda r: labels.get(r, r), return_dtype=pl.String).alias("run")
+
+
+def run_choices(labels: dict[str, str], runs: pl.DataFrame, *tags: str) -> dict[str, str]:
+    """run id -> how a run selector shows each of `runs`: its label and id (common.run_label), then its `tags`
+    columns in brackets ("...  [retrieval, demo_synthetic]")."""
+    return {r["run_id"]: f"{common.run_label(labels, r['run_id'])}  [{', '.join(str(r[t]) for t in tags)}]"
+            for r in runs.iter_rows(named=True)}
 
 
 def pick(label: str, options: Sequence[Any], key: str, param: str | None = None,
@@ -123,6 +151,23 @@ def pick(label: str, options: Sequence[Any], key: str, param: str | None = None,
             index = matches[0]
             break
     return st.selectbox(label, options, index=index, key=key, format_func=format_func)
+
+
+def pick_granularity_k(options: pl.DataFrame, granularity_column: Any, k_column: Any,
+                       order: Sequence[str] | None = None, k_label: str = "k") -> tuple[str | None, int | None]:
+    """The granularity and k of one metric, from its options (rows with granularity and k): two selectors, in the two
+    page columns given, page and 5 by default (pick: the URL's first); the granularities in `order` when given,
+    else the rows'. (None, None) for a metric without granularity (a lexical or judged one)."""
+    present = options["granularity"].drop_nulls().unique(maintain_order=True).to_list()
+    if not present:
+        return None, None
+    with granularity_column:
+        granularity = pick("Granularity", [g for g in order if g in present] if order else present,
+                           key="granularity", param="granularity", default="page")
+    with k_column:
+        k = pick(k_label, sorted(options.filter(pl.col("granularity") == granularity)["k"].unique().to_list()),
+                 key="k", param="k", default=5)
+    return granularity, k
 
 
 VIEWS = Path(__file__).resolve().parent / "views"
@@ -146,10 +191,10 @@ def drilldown_link(label: str, question_id: str, dataset: str | None, runs: Sequ
 
 
 def sidebar_status(h: Path) -> None:
-    manifest = data.export_manifest(h)
+    manifest = published.export_manifest(h)
     st.sidebar.caption(f"Warehouse home: `{h}`")
     if manifest is None:
-        st.sidebar.warning(data.publishing_problem(h) or "No published marts yet: run `dbt build`.")
+        st.sidebar.warning(published.publishing_problem(h) or "No published marts yet: run `dbt build`.")
     else:
         st.sidebar.caption(f"Built {manifest['built_at'][:19]} · published {manifest['published_at'][:19]} · "
                            f"{len(manifest['models'])} marts")

@@ -4,7 +4,7 @@ answers each with a human label (Correct 2 / Incorrect -1 / Refusal 0 on correct
 answers; the other 150 - n are unlabelled. The target is the mean of all 150 human labels (what a fully labelled
 run would say). For each draw, the human-only interval (ppi_py classical_mean_ci), PPI++ (ppi_mean_ci, lambda
 estimated) and classic PPI (lambda = 1) at alpha 0.05, each cut to [0, 1] as mart_judge_calibrated cuts them (the
-mart equals ppi_py: tests/integration/judging/test_human_label_leaderboard.py). Printed: how often each interval
+mart equals ppi_py: tests/integration/judge/test_human_label_leaderboard.py). Printed: how often each interval
 holds the target, and its mean width against the human-only interval's.
 
 Predictors, scored for every answer with the warehouse's own text metrics (python_jobs/warehouse/text_metrics.py,
@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 from ppi_py import classical_mean_ci, ppi_mean_ci
 
-from python_jobs.judging.metrics import load_metrics
+from python_jobs.judge.metrics import load_metrics
 from python_jobs.sources.financebench import LABEL_SCORES
 from python_jobs.warehouse.text_metrics import rouge_l_f, token_f1
 

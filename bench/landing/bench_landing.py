@@ -136,7 +136,7 @@ def land_both(tree: Path, python: str, run: Path, qrels: Path, scratch: Path) ->
 GX_COST = """
 import tempfile, time
 import polars as pl
-from python_jobs.core import validation
+from python_jobs.validation import expectations as validation
 from python_jobs.core.lake import Lake
 lake = Lake(tempfile.mkdtemp())
 def docs(i):
@@ -154,8 +154,8 @@ print(f"{t1 - t0:.3f} {t2 - t1:.3f} {t3 - t2:.3f}")
 
 def gx_cost(python: str) -> tuple[float, float, float] | None:
     """In a fresh process: (import great_expectations, the first 1-row landing after it — contexts, suite, validation,
-    stored result, Data Docs —, the next landing), seconds. None on a tree without validation.py."""
-    if not (PROJECT / "python_jobs" / "core" / "validation.py").exists():
+    stored result, Data Docs —, the next landing), seconds. None on a tree without GX validation."""
+    if not (PROJECT / "python_jobs" / "validation" / "expectations.py").exists():
         return None
     proc = subprocess.run([python, "-c", GX_COST], cwd=PROJECT, capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(PROJECT)})

@@ -1,8 +1,10 @@
 """Benchmark: `finrag ingest trec-qrels` and `finrag ingest trec-run` of bench/retrieval_metrics' files, wall time and
 peak RSS, for a run too large to land whole (landed in question-aligned slices, python_jobs/sources/trec.py).
 
-    .venv/bin/python bench/landing/bench_sliced.py --questions 1000000 --workdir /tmp/land1m   # 100M lines
-    .venv/bin/python bench/landing/bench_sliced.py --questions 100000 --tree /tmp/wt-before     # another checkout
+    .venv/bin/python -m bench.landing.bench_sliced --questions 1000000 --workdir /tmp/land1m   # 100M lines
+    .venv/bin/python -m bench.landing.bench_sliced --questions 100000 --tree /tmp/wt-before     # another checkout
+
+From the checkout, run as a module: `bench` imports as a namespace package there, so a bench can import another's code.
 
 1. Writes (once, kept in --workdir) the qrels and the run of bench/retrieval_metrics/run.py (`write_qrels`,
    `write_run`: same seeds, --results per question, lines grouped by question as that bench writes them).
@@ -24,9 +26,9 @@ import sys
 import time
 from pathlib import Path
 
+from bench.retrieval_metrics.run import write_qrels, write_run  # the same files as that bench
+
 PROJECT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(PROJECT / "bench" / "retrieval_metrics"))
-from run import write_qrels, write_run  # noqa: E402  (bench/retrieval_metrics/run.py: the same files)
 
 DATASET = "bench"
 TIME = Path("/usr/bin/time")

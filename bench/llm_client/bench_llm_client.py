@@ -19,15 +19,14 @@ import tempfile
 import time
 from pathlib import Path
 
+import openai  # noqa: F401 - imported up front: its ~1 s import is start-up, not per-call cost
+import tenacity  # noqa: F401
+
+from python_jobs.llm.client import ChatRequest, LLMClient
+from python_jobs.llm.config import LLMConfig
+from python_jobs.llm.prompts import messages
+
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-
-import openai  # noqa: E402,F401 - imported up front: its ~1 s import is start-up, not per-call cost
-import tenacity  # noqa: E402,F401
-
-from python_jobs.llm.client import ChatRequest, LLMClient  # noqa: E402
-from python_jobs.llm.config import LLMConfig  # noqa: E402
-from python_jobs.llm.prompts import messages  # noqa: E402
 
 
 def main() -> None:

@@ -6,7 +6,7 @@ Lands FinanceBench's questions and its human-labelled `gpt-4_oracle` answers in 
 ../shared/data, no PDFs: the judge's passages are the evidence pages FinanceBench ships), renders the real judge
 prompts of `finrag judge` for the first --answers answers x --metrics, and runs each prompt through the embedded
 server's model (python_jobs.llm.server.EmbeddedModel.chat, in-process: the HTTP hop is the same either way) twice,
-once without response_format and once with the judge's (judging.verdicts.reply_format), alternating which goes first
+once without response_format and once with the judge's (judge.verdicts.reply_format), alternating which goes first
 so load drifts hit both sides alike. A timing hook on generate() takes the moment the prompt's forward pass ends, so
 decode tokens/s excludes the prompt. Prints per side: replies, completion tokens, prefill and decode time, decode
 tokens/s, the grammar's own time per token (its logits processor timed alone), schema-valid replies (exactly one JSON
@@ -24,16 +24,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from python_jobs.core.lake import Lake
+from python_jobs.judge.metrics import load_metrics
+from python_jobs.judge.runs import Budget, load_items, not_applicable, render
+from python_jobs.judge.verdicts import json_objects, parse_reply, reply_format, reply_schema
+from python_jobs.llm import grammar
+from python_jobs.llm.prompts import load_template
+
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-
-from python_jobs.core.lake import Lake  # noqa: E402
-from python_jobs.judging.metrics import load_metrics  # noqa: E402
-from python_jobs.judging.runs import Budget, load_items, not_applicable, render  # noqa: E402
-from python_jobs.judging.verdicts import json_objects, parse_reply, reply_format, reply_schema  # noqa: E402
-from python_jobs.llm import grammar  # noqa: E402
-from python_jobs.llm.prompts import load_template  # noqa: E402
-
 SHARED = Path(os.environ.get("FINRAG_SHARED_DATA", ROOT.parent / "shared" / "data"))
 RUN = "gpt-4_oracle"
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -27,7 +26,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+# before the project's imports: huggingface_hub reads it when it is imported
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from python_jobs.corpus.encoders import load_embedder  # noqa: E402
@@ -158,7 +157,7 @@ def main() -> None:
             })
             lake.land_one("chunks", "bench.synthetic", chunks)
             t = time.perf_counter()
-            out = index_chunks(Path(tmp), "bench", "synthetic", batch_size=a.batch_size, progress=False)
+            out = index_chunks(lake, "bench", "synthetic", batch_size=a.batch_size, progress=False)
             ours = time.perf_counter() - t
         print(f"embedding {label}: raw encode {rate(a.embed_chunks, raw)} chunks (truncates to 256); "
               f"finrag index (windowed) {rate(a.embed_chunks, ours)} chunks; {out['embedded']} embedded")

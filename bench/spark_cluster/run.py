@@ -1,7 +1,9 @@
 """Benchmark: `finrag build --target spark` on a 2-worker Spark standalone cluster, as the work grows.
 
-    .venv/bin/python bench/spark_cluster/run.py                          # 1,000, 10,000 and 100,000 questions
-    .venv/bin/python bench/spark_cluster/run.py --questions 1000 10000
+    .venv/bin/python -m bench.spark_cluster.run                          # 1,000, 10,000 and 100,000 questions
+    .venv/bin/python -m bench.spark_cluster.run --questions 1000 10000
+
+From the checkout, run as a module: `bench` imports as a namespace package there, so a bench can import another's code.
 
 The cluster is ../shared/ENVIRONMENT.md's recipe on this machine: pyspark's own `spark-class` starts a master and two
 workers of 1 core and 2 GB each; `FINRAG_SPARK_MASTER=spark://127.0.0.1:<port>` sends the build's executors there
@@ -33,9 +35,9 @@ import threading
 import time
 from pathlib import Path
 
+from bench.retrieval_metrics import run as retrieval_bench  # the TREC file writers of the retrieval-metrics bench
+
 PROJECT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(PROJECT / "bench" / "retrieval_metrics"))
-import run as retrieval_bench  # noqa: E402  (the TREC file writers of the retrieval-metrics bench)
 
 DATASET = "bench"
 LEADERBOARD = ("select run_id, metric, granularity, k, mean from mart_retrieval_leaderboard "

@@ -1,23 +1,15 @@
 """Costs: what the LLM calls cost - per job run (answer, judge, HyDE retrieval, QA generation) and purpose: calls,
 failures, retries, tokens, latency p50 / p95 and USD at the llm_prices seed's prices (mart_llm_costs)."""
 
-import sys
-from pathlib import Path
+import altair as alt
+import polars as pl
+import streamlit as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout root (dashboards is not installed)
+from dashboards import ui
+from dashboards.data import costs as data
 
-import altair as alt  # noqa: E402
-import polars as pl  # noqa: E402
-import streamlit as st  # noqa: E402
-
-from dashboards import data, ui  # noqa: E402
-
-home = ui.home()
-st.title("Costs")
-costs = data.llm_costs(home)
-if costs is None or costs.is_empty():
-    ui.empty_state(home, "costs")
-    st.stop()
+home = ui.page("Costs")
+costs = ui.require(data.llm_costs(home), home, "costs")
 
 jobs = costs["job"].unique().sort().to_list()
 chosen = st.multiselect("Jobs", jobs, default=jobs, key="jobs")

@@ -4,26 +4,19 @@ scores and the chunks in its prompt, and every judge verdict with its rationale 
 to the runs compared; `?question_id=Q&dataset=D&runs=A,B` (links from run vs run and judge agreement) opens it on
 them."""
 
-import sys
-from pathlib import Path
+import polars as pl
+import streamlit as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout root (dashboards is not installed)
-
-import polars as pl  # noqa: E402
-import streamlit as st  # noqa: E402
-
-from dashboards import data, ui  # noqa: E402
+from dashboards import ui
+from dashboards.data import common
+from dashboards.data import drilldown as data
 
 SNIPPET = 300
 DEFAULT_RUNS = 3  # retrieval runs shown when the URL names none: a page per run stacked is unreadable
 
-home = ui.home()
-st.title("Drill-down")
-everything = data.questions(home)
-if everything is None or everything.is_empty():
-    ui.empty_state(home, "questions")
-    st.stop()
-labels = data.run_labels(home)
+home = ui.page("Drill-down")
+everything = ui.require(data.questions(home), home, "questions")
+labels = common.run_labels(home)
 wanted = st.query_params.get("question_id")
 wanted_dataset = everything.filter(pl.col("question_id") == wanted)["dataset"].to_list() if wanted else []
 cols = st.columns([1, 3])
@@ -73,9 +66,9 @@ default_answers = [r for r in from_url if r in answer_runs] or answer_runs
 with st.expander(f"Runs shown: {len(default_retrieval)} of {len(retrieval_runs)} retrieval runs, "
                  f"{len(default_answers)} of {len(answer_runs)} answer runs", expanded=not named):
     shown_retrieval = st.multiselect("Retrieval runs", retrieval_runs, default=default_retrieval,
-                                     key="retrieval_runs", format_func=lambda r: data.run_label(labels, r))
+                                     key="retrieval_runs", format_func=lambda r: common.run_label(labels, r))
     shown_answers = st.multiselect("Answer runs", answer_runs, default=default_answers, key="answer_runs",
-                                   format_func=lambda r: data.run_label(labels, r))
+                                   format_func=lambda r: common.run_label(labels, r))
 
 st.header("Retrieval")
 if chunks is None or chunks.is_empty():
@@ -87,8 +80,7 @@ else:
                "chunk is relevant (named by the gold evidence, or covering a gold page of the gold document); page = "
                "it covers a gold page; doc = its document is a gold document; in prompt = an answer run of this "
                "retrieval run put it into the prompt.")
-    ranks = data.first_gold_ranks(home, dataset, question_id).with_columns(
-        pl.col("run_id").map_elements(lambda r: labels.get(r, r), return_dtype=pl.String).alias("run"))
+    ranks = data.first_gold_ranks(home, dataset, question_id).with_columns(ui.run_column(labels))
     ui.show_table(ranks.select("run", "first_gold_chunk", "first_gold_page", "first_gold_doc", "hits", "results",
                                "run_id"))
     shown_counts = {r["run_id"]: r for r in ranks.iter_rows(named=True)}  # hits and results, counted once
@@ -120,7 +112,7 @@ st.header("Answers")
 if answers is None or answers.is_empty():
     st.write("No answer run answered this question.")
 else:
-    lexical = data.metric_names(home, "lexical")
+    lexical = common.metric_names(home, "lexical")
     for run in answers.filter(pl.col("run_id").is_in(shown_answers)).iter_rows(named=True):
         st.subheader(labels.get(run["run_id"], run["run_id"]))
         st.caption(f"`{run['run_id']}`")

@@ -1,18 +1,14 @@
 """Topic x task heatmap (OmniEval's matrix view) for any metric of any run."""
 
-import sys
-from pathlib import Path
+import altair as alt
+import polars as pl
+import streamlit as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout root (dashboards is not installed)
+from dashboards import ui
+from dashboards.data import common
+from dashboards.data import heatmap as data
 
-import altair as alt  # noqa: E402
-import polars as pl  # noqa: E402
-import streamlit as st  # noqa: E402
-
-from dashboards import data, ui  # noqa: E402
-
-home = ui.home()
-st.title("Topic × task")
+home = ui.page("Topic × task")
 options = data.matrix_options(home)
 if options is None:
     ui.empty_state(home, "matrix")
@@ -24,24 +20,14 @@ if options.is_empty():
     st.stop()
 
 runs = options.select("run_id", "run_kind", "dataset").unique(maintain_order=True)
-run_labels = data.run_labels(home)
-labels = {r["run_id"]: f"{data.run_label(run_labels, r['run_id'])}  [{r['run_kind']}, {r['dataset']}]"
-          for r in runs.iter_rows(named=True)}
+labels = ui.run_choices(common.run_labels(home), runs, "run_kind", "dataset")
 run_id = ui.pick("Run", list(labels), key="run", param="run", format_func=labels.get)
 run_options = options.filter(pl.col("run_id") == run_id)
 cols = st.columns(4)
 with cols[0]:
     metric = ui.pick("Metric", run_options["metric"].unique(maintain_order=True).to_list(), key="metric",
                      param="metric")
-metric_options = run_options.filter(pl.col("metric") == metric)
-granularity, k = None, None
-if metric_options["granularity"].drop_nulls().len():
-    with cols[1]:
-        granularity = ui.pick("Granularity", metric_options["granularity"].unique(maintain_order=True).to_list(),
-                              key="granularity", param="granularity", default="page")
-    with cols[2]:
-        k = ui.pick("k", sorted(metric_options.filter(pl.col("granularity") == granularity)["k"].unique().to_list()),
-                    key="k", param="k", default=5)
+granularity, k = ui.pick_granularity_k(run_options.filter(pl.col("metric") == metric), cols[1], cols[2])
 with cols[3]:
     level = ui.pick("Topic level", data.matrix_topic_levels(home, run_id), key="level", param="level", default=2)
 

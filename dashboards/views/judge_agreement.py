@@ -2,33 +2,34 @@
 interval), and how far the judge run's mean can be trusted (mart_judge_trust: a warning where it is no better than
 chance against humans, its calibrated mean where a calibration exists)."""
 
-import sys
-from pathlib import Path
+import altair as alt
+import polars as pl
+import streamlit as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout root (dashboards is not installed)
-
-import altair as alt  # noqa: E402
-import polars as pl  # noqa: E402
-import streamlit as st  # noqa: E402
-
-from dashboards import data, ui  # noqa: E402
-from python_jobs.judging.trust import interval  # noqa: E402
+from dashboards import ui
+from dashboards.data import common
+from dashboards.data import judge_agreement as data
+from python_jobs.judge.trust import interval
 
 MAX_LINKS = 25
 
-home = ui.home()
-st.title("Judge agreement")
+
+def pick_label_set_metric(frame: pl.DataFrame, key: str) -> tuple[str, str]:
+    """A (label set, metric) of the frame's rows, in their order, picked by the URL's `?<key>=` or the first."""
+    pairs = frame.select("label_set", "metric").unique(maintain_order=True)
+    names = [f"{label_set} / {metric}" for label_set, metric in pairs.iter_rows()]
+    return pairs.row(names.index(ui.pick("Label set / metric", names, key=key, param=key)))
+
+
+home = ui.page("Judge agreement")
 
 # the humans as a rater of their own (FinanceBench's headline table): shares of each label per answer run
 labels = data.human_label_leaderboard(home)
 if labels is not None and not labels.is_empty():
     st.header("Human labels as a rater")
-    rated = labels.select("label_set", "metric").unique(maintain_order=True)
-    rated_labels = [f"{r['label_set']} / {r['metric']}" for r in rated.iter_rows(named=True)]
     label_cols = st.columns(2)
     with label_cols[0]:
-        rated_choice = ui.pick("Label set / metric", rated_labels, key="rated", param="rated")
-    rated_set, rated_metric = rated.row(rated_labels.index(rated_choice))
+        rated_set, rated_metric = pick_label_set_metric(labels, "rated")
     shares = labels.filter((pl.col("label_set") == rated_set) & (pl.col("metric") == rated_metric))
     run_order = shares["answer_run_id"].unique(maintain_order=True).to_list()  # the mart's order: best mean first
     label_order = shares["label"].unique(maintain_order=True).to_list()
@@ -38,9 +39,9 @@ if labels is not None and not labels.is_empty():
         color=alt.Color("label:N", sort=label_order),
         tooltip=["answer_run_id", "label", "n", "n_labelled", alt.Tooltip("share:Q", format=".1%"),
                  alt.Tooltip("mean:Q", format=".3f")]).properties(height=22 * len(run_order) + 40), width="stretch")
-    dimension_labels = data.slice_dimension_labels(home)
+    dimension_labels = common.slice_dimension_labels(home)
     with label_cols[1]:
-        slice_dimension = ui.pick("By slice", data.slice_dimensions(home, question_columns_only=True),
+        slice_dimension = ui.pick("By slice", common.slice_dimensions(home, question_columns_only=True),
                                   key="label_dimension", param="label_dimension",
                                   format_func=lambda d: dimension_labels.get(d, d))
     by_slice = data.human_label_by_slice(home, rated_set, rated_metric, slice_dimension)
@@ -49,10 +50,7 @@ if labels is not None and not labels.is_empty():
                                      values="share", aggregate_function="first"))
 
 st.header("LLM judges against the humans")
-agreement = data.judge_agreement(home)
-if agreement is None or agreement.is_empty():
-    ui.empty_state(home, "agreement")
-    st.stop()
+agreement = ui.require(data.judge_agreement(home), home, "agreement")
 
 st.caption("Agreement of LLM judges with human labels (mart_judge_agreement); a row without judge_run_id "
            "aggregates every judge run of that label set and metric.")
@@ -60,15 +58,12 @@ shown = [c for c in ["judge_run_id", "grain", "label_set", "metric", "judge_mode
                      "accuracy", "kappa", "kappa_lower", "kappa_upper"] if c in agreement.columns]
 ui.show_table(agreement.select(shown).sort("label_set", "metric", "judge_run_id", nulls_last=True))
 
-pairs = agreement.select("label_set", "metric").unique(maintain_order=True).sort("label_set", "metric")
-pair_labels = [f"{r['label_set']} / {r['metric']}" for r in pairs.iter_rows(named=True)]
 cols = st.columns(2)
 with cols[0]:
-    chosen = ui.pick("Label set / metric", pair_labels, key="pair", param="pair")
-label_set, metric = pairs.row(pair_labels.index(chosen))
+    label_set, metric = pick_label_set_metric(agreement.sort("label_set", "metric"), "pair")
 runs_here = agreement.filter((pl.col("label_set") == label_set) & (pl.col("metric") == metric))
 judge_runs = [r for r in runs_here["judge_run_id"].unique(maintain_order=True).to_list() if r is not None]
-run_names = data.run_labels(home)
+run_names = common.run_labels(home)
 with cols[1]:
     judge_run = ui.pick("Judge run", judge_runs or [None], key="judge_run", param="judge_run",
                         format_func=lambda r: "all judge runs" if r is None else r)
@@ -89,12 +84,12 @@ if row.height:
                "mart_judge_agreement).")
     confusion = data.judge_confusion(home, r)
 # the judge run's mean on this metric and how far it can be trusted: against every label set, not only this one
-trust = data.judge_trust(home, [judge_run] if judge_run is not None else judge_runs, [metric]) \
+trust = common.judge_trust(home, [judge_run] if judge_run is not None else judge_runs, [metric]) \
     if judge_run is not None or judge_runs else None
 if trust is not None and not trust.is_empty():
     st.markdown(f"**How far the judge's {metric} mean can be trusted** (mart_judge_trust; no better than chance: "
                 "its least favourable kappa against human labels of the metric has an interval reaching 0):")
-    ui.show_trust(trust, lambda t: data.run_label(run_names, t["judge_run_id"]))
+    ui.show_trust(trust, lambda t: common.run_label(run_names, t["judge_run_id"]))
 st.header("Confusion matrix")
 if confusion is None or confusion.is_empty():
     ui.no_data("no confusion counts for this selection")

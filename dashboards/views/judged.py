@@ -5,41 +5,32 @@ and the share of answers whose verdict flips), each question's correctness / fai
 (mart_answer_file_scores, worst first, linked to the drill-down), and a judge run's scores by slice
 (mart_judge_by_slice)."""
 
-import sys
-from pathlib import Path
+import altair as alt
+import polars as pl
+import streamlit as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout root (dashboards is not installed)
-
-import altair as alt  # noqa: E402
-import polars as pl  # noqa: E402
-import streamlit as st  # noqa: E402
-
-from dashboards import data, ui  # noqa: E402
+from dashboards import ui
+from dashboards.data import common
+from dashboards.data import judged as data
 
 MAX_LINKS = 15
 
-home = ui.home()
-st.title("Judged answers")
-board = data.answer_file_leaderboard(home)
-if board is None or board.is_empty():
-    ui.empty_state(home, "judged")
-    st.stop()
-labels = data.run_labels(home)
+home = ui.page("Judged answers")
+board = ui.require(data.answer_file_leaderboard(home), home, "judged")
+labels = common.run_labels(home)
 
 st.header("Answer-file score per judge run")
 st.caption("combined = mean over questions of (normalised correctness + faithfulness) / 2 where both are ok "
            "(n_combined of n_questions); correctness and faithfulness each over their own ok judgments "
            "(mart_answer_file_leaderboard).")
-ui.show_dataframe(board.with_columns(
-    pl.col("judge_run_id").map_elements(lambda r: labels.get(r, r), return_dtype=pl.String).alias("run"))
-    .select("run", pl.exclude("run")), key="answer_file_board")
+ui.show_dataframe(board.select(ui.run_column(labels, "judge_run_id"), pl.all()), key="answer_file_board")
 
 judge_runs = board["judge_run_id"].to_list()
 judge_run = ui.pick("Judge run", judge_runs, key="judge_run", param="judge_run",
-                    format_func=lambda r: data.run_label(labels, r))
+                    format_func=lambda r: common.run_label(labels, r))
 
 st.header("How far its means can be trusted")
-trust = data.judge_trust(home, [judge_run])
+trust = common.judge_trust(home, [judge_run])
 if trust is None or trust.is_empty():
     st.write("No judged mean of this judge run (mart_judge_trust).")
 else:
@@ -47,7 +38,7 @@ else:
                "human label set (`finrag calibrate`: PPI++, or the human mean where every answer is labelled), "
                "uncalibrated (no human labels say what it is worth), or no better than chance (its Cohen's kappa "
                "against human labels has an interval reaching 0).")
-    registry = data.metric_registry(home)
+    registry = common.metric_registry(home)
     metric_labels = {} if registry is None else dict(registry.select("metric", "label").rows())
     ui.show_trust(trust, lambda r: metric_labels.get(r["metric"], r["metric"]))
 

@@ -4,40 +4,38 @@ the best as a table, metric-vs-k curves, then the sortable tables: retrieval, ge
 metric; beside the chosen judged metric's means, how far each can be trusted: mart_judge_trust), filterable by
 dataset and by run."""
 
-import sys
-from pathlib import Path
+import altair as alt
+import polars as pl
+import streamlit as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout root (dashboards is not installed)
-
-import altair as alt  # noqa: E402
-import polars as pl  # noqa: E402
-import streamlit as st  # noqa: E402
-
-from dashboards import data, ui  # noqa: E402
+from dashboards import ui
+from dashboards.data import common, diagnosis
+from dashboards.data import leaderboard as data
 
 MAX_COMPARE_LINKS = 8
 
-home = ui.home()
-st.title("Leaderboard")
+home = ui.page("Leaderboard")
 all_datasets = data.datasets(home)
 if not all_datasets:
     ui.empty_state(home, "leaderboard")
     st.stop()
-registry = data.metric_registry(home)
+registry = common.metric_registry(home)
 metric_labels = dict(zip(registry["metric"], registry["label"], strict=True))
 higher_is_better = dict(zip(registry["metric"], registry["higher_is_better"], strict=True))
-labels = data.run_labels(home)
+labels = common.run_labels(home)
 chosen = st.multiselect("Datasets", all_datasets, default=all_datasets, key="datasets")
 
 
-def run_filter(run_ids: list[str], key: str) -> list[str]:
-    """A multiselect of the runs shown (all by default): long lists of runs are cut to the ones being compared."""
+def run_filter(frame: pl.DataFrame, key: str, column: str = "run_id") -> tuple[pl.DataFrame, list[str]]:
+    """A multiselect of the frame's runs shown (all by default): long lists of runs are cut to the ones being
+    compared. The frame's rows of the runs shown, and those runs."""
+    run_ids = frame[column].unique(maintain_order=True).to_list()
     # chips say what the run is; the id only where two runs share a label (the same configuration re-run)
     shown = [labels.get(r, r) for r in run_ids]
-    chip = {r: (data.run_label(labels, r) if shown.count(labels.get(r, r)) > 1 else labels.get(r, r))
+    chip = {r: (common.run_label(labels, r) if shown.count(labels.get(r, r)) > 1 else labels.get(r, r))
             for r in run_ids}
-    picked = st.multiselect("Runs", run_ids, default=run_ids, key=key, format_func=chip.get)
-    return picked or run_ids
+    picked = st.multiselect("Runs", run_ids, default=run_ids, key=key, format_func=chip.get) or run_ids
+    return frame.filter(pl.col(column).is_in(picked)), picked
 
 
 def ranked(frame: pl.DataFrame, metric: str, title: str, versus: pl.DataFrame | None = None,
@@ -51,7 +49,7 @@ def ranked(frame: pl.DataFrame, metric: str, title: str, versus: pl.DataFrame | 
     scored = scored.sort(metric, descending=higher_is_better.get(metric, True))
     chart_frame = scored.select(
         pl.col("run_id"),
-        pl.col("run_id").map_elements(lambda r: labels.get(r, r), return_dtype=pl.String).alias("run"),
+        ui.run_column(labels),
         pl.col(metric).alias("mean"))
     # two runs with one label (the same configuration re-run): keep them apart
     duplicated = chart_frame["run"].is_duplicated()
@@ -67,7 +65,7 @@ def ranked(frame: pl.DataFrame, metric: str, title: str, versus: pl.DataFrame | 
             on="run_id", how="left")
         intervals = chart_frame["ci_low"].is_not_null().any()
     top = scored.row(0, named=True)
-    st.metric(f"Best: {data.run_label(labels, top['run_id'])}", ui.fmt(top[metric]))
+    st.metric(f"Best: {common.run_label(labels, top['run_id'])}", ui.fmt(top[metric]))
     st.altair_chart(ui.ranked_chart(chart_frame, "mean", "run", title, intervals=intervals), width="stretch")
     if compare is not None and scored.height > 1:
         # the way to "why": a run against the best one, question by question (flipped questions link on to the
@@ -77,7 +75,7 @@ def ranked(frame: pl.DataFrame, metric: str, title: str, versus: pl.DataFrame | 
         if "dataset" in behind.columns:  # only runs on the best run's questions have questions to compare
             behind = behind.filter(pl.col("dataset") == top["dataset"])
         for r in behind.head(MAX_COMPARE_LINKS).iter_rows(named=True):
-            ui.page_link("run_vs_run", f"{data.run_label(labels, r['run_id'])} vs the best",
+            ui.page_link("run_vs_run", f"{common.run_label(labels, r['run_id'])} vs the best",
                          {"a": r["run_id"], "b": top["run_id"], "metric": metric, **compare},
                          icon=":material/compare_arrows:")
     if versus is not None and not versus.is_empty():
@@ -86,7 +84,7 @@ def ranked(frame: pl.DataFrame, metric: str, title: str, versus: pl.DataFrame | 
                    "this metric). A rule that does not reach the best run's value is a gap the data supports. "
                    "Tied: Tukey's HSD cannot tell the run from the best (mart_run_vs_best).")
         ui.show_dataframe(versus.with_columns(
-            pl.col("run_id").map_elements(lambda r: labels.get(r, r), return_dtype=pl.String).alias("run"),
+            ui.run_column(labels),
             pl.when(pl.col("tied_with_best")).then(pl.lit("tied with the best")).otherwise(pl.lit(""))
             .alias("vs_best"))
             .select("run", "vs_best", "mean", "delta_vs_best", "ci_low", "ci_high", "p_randomization", "p_holm",
@@ -97,13 +95,13 @@ def ranked(frame: pl.DataFrame, metric: str, title: str, versus: pl.DataFrame | 
 
 # ---------------------------------------------------------------------------------------------------- retrieval
 st.header("Retrieval")
-ks = data.retrieval_ks(home)
+ks = common.retrieval_ks(home)
 if not ks:
     ui.empty_state(home, "retrieval")
 else:
-    own = data.own_granularity_metrics(home)  # doc_rec / page_rec: shown at their own granularity
-    granularities = data.retrieval_granularities(home, chosen) or data.granularities(home)
-    retrieval_metrics = data.metric_names(home, "retrieval")
+    own = common.own_granularity_metrics(home)  # doc_rec / page_rec: shown at their own granularity
+    granularities = data.retrieval_granularities(home, chosen) or common.granularities(home)
+    retrieval_metrics = common.metric_names(home, "retrieval")
     cols = st.columns(3)
     with cols[0]:
         metric = ui.pick("Metric", retrieval_metrics, key="metric", param="metric", default="ndcg",
@@ -115,14 +113,13 @@ else:
         granularity = ui.pick("Granularity of the other metrics", granularities, key="granularity",
                               param="granularity", default=granularities[0])
     if "page" not in granularities:
-        reason, command = data.diagnose(home, "page", chosen)
+        reason, command = diagnosis.diagnose(home, "page", chosen)
         st.caption(f"No page granularity: {reason}.")
     board = data.retrieval_leaderboard(home, k, granularity, chosen)
     if board is None or board.is_empty():
         ui.empty_state(home, "retrieval", datasets=chosen)
     else:
-        shown_runs = run_filter(board["run_id"].to_list(), "retrieval_runs")
-        board = board.filter(pl.col("run_id").is_in(shown_runs))
+        board, shown_runs = run_filter(board, "retrieval_runs")
         # the granularity the metric's values are at on this board: its own for doc_rec / page_rec
         metric_granularity = data.board_metric_granularity(home, metric, granularity) or granularity
         title = f"{metric_labels.get(metric, metric)}@{k} ({metric_granularity} level)"
@@ -132,8 +129,7 @@ else:
                key="retrieval")
         curves = data.retrieval_metric_by_k(home, metric, granularity, chosen)
         if curves is not None and curves.filter(pl.col("run_id").is_in(shown_runs))["k"].n_unique() > 1:
-            curves = curves.filter(pl.col("run_id").is_in(shown_runs)).with_columns(
-                pl.col("run_id").map_elements(lambda r: labels.get(r, r), return_dtype=pl.String).alias("run"))
+            curves = curves.filter(pl.col("run_id").is_in(shown_runs)).with_columns(ui.run_column(labels))
             st.subheader(f"{metric_labels.get(metric, metric)} against k ({metric_granularity} level)")
             st.altair_chart(
                 alt.Chart(curves.to_pandas()).mark_line(point=True).encode(
@@ -146,7 +142,7 @@ else:
         overlap = data.evidence_overlap(home, chosen)
         if overlap is not None and overlap.filter(pl.col("run_id").is_in(shown_runs)).height:
             overlap = overlap.filter(pl.col("run_id").is_in(shown_runs)).with_columns(
-                pl.col("run_id").map_elements(lambda r: labels.get(r, r), return_dtype=pl.String).alias("run"),
+                ui.run_column(labels),
                 pl.col("metric").replace_strict(metric_labels, default=pl.col("metric")).alias("measure"))
             st.subheader("Evidence overlap against k")
             st.caption("How much of the gold evidence text the top-k chunks carry: the mean over questions with "
@@ -162,9 +158,7 @@ else:
         st.caption("".join(f"{m} = {label}@{k} ({g} level); " for m, g, label in own)
                    + f"the other metrics @{k} at {granularity} level. Means over the questions each run retrieved "
                    "for (mart_retrieval_board). Click a column to sort; the table downloads as CSV.")
-        ui.show_dataframe(board.with_columns(
-            pl.col("run_id").map_elements(lambda r: labels.get(r, r), return_dtype=pl.String).alias("run"))
-            .select("run", pl.exclude("run")), key="retrieval_table")
+        ui.show_dataframe(board.select(ui.run_column(labels), pl.all()), key="retrieval_table")
 
 # ---------------------------------------------------------------------------------------------------- generation
 st.header("Generation")
@@ -172,18 +166,15 @@ generation = data.generation_leaderboard(home, chosen)
 if generation is None or generation.is_empty():
     ui.empty_state(home, "generation", datasets=chosen)
 else:
-    shown_runs = run_filter(generation["run_id"].to_list(), "generation_runs")
-    generation = generation.filter(pl.col("run_id").is_in(shown_runs))
-    lexical = data.metric_names(home, "lexical")
+    generation, shown_runs = run_filter(generation, "generation_runs")
+    lexical = common.metric_names(home, "lexical")
     lexical_metric = ui.pick("Metric", lexical, key="generation_metric", param="generation_metric",
                              default="rouge_l", format_func=lambda m: metric_labels.get(m, m))
     ranked(generation, lexical_metric, metric_labels.get(lexical_metric, lexical_metric),
            data.versus_best(home, "generation", lexical_metric, None, None, chosen), compare={}, key="generation")
     st.caption("Lexical metrics, mean over scored answers (mart_generation_leaderboard); numeric_match over "
                "questions with a numeric gold.")
-    ui.show_dataframe(generation.with_columns(
-        pl.col("run_id").map_elements(lambda r: labels.get(r, r), return_dtype=pl.String).alias("run"))
-        .select("run", pl.exclude("run")), key="generation_table")
+    ui.show_dataframe(generation.select(ui.run_column(labels), pl.all()), key="generation_table")
 
 # ---------------------------------------------------------------------------------------------------- judged
 st.header("Judged")
@@ -191,20 +182,19 @@ judged = data.judge_leaderboard(home, chosen)
 if judged is None or judged.is_empty():
     ui.empty_state(home, "judged", datasets=chosen)
 else:
-    shown_runs = run_filter(judged["judge_run_id"].unique(maintain_order=True).to_list(), "judge_runs")
-    judged = judged.filter(pl.col("judge_run_id").is_in(shown_runs))
-    judged_metrics = [m for m in data.metric_names(home, "judged") if m in set(judged["metric"])]
+    judged, shown_runs = run_filter(judged, "judge_runs", "judge_run_id")
+    judged_metrics = [m for m in common.metric_names(home, "judged") if m in set(judged["metric"])]
     judged_metric = ui.pick("Metric", judged_metrics, key="judged_metric", param="judged_metric",
                             default="correctness", format_func=lambda m: metric_labels.get(m, m))
     at_metric = judged.filter(pl.col("metric") == judged_metric).rename({"judge_run_id": "run_id"})
     ranked(at_metric.rename({"mean": judged_metric}), judged_metric, metric_labels.get(judged_metric, judged_metric),
            data.versus_best(home, "judge", judged_metric, None, None, chosen), compare={}, key="judged")
     # each mean's state beside it: calibrated against human labels, uncalibrated, or no better than chance
-    trust = data.judge_trust(home, shown_runs, [judged_metric], chosen)
+    trust = common.judge_trust(home, shown_runs, [judged_metric], chosen)
     if trust is not None and not trust.is_empty():
         st.markdown(f"**How far each {metric_labels.get(judged_metric, judged_metric)} mean can be trusted** "
                     "(mart_judge_trust: human labels of the answers judged, `finrag calibrate`):")
-        ui.show_trust(trust, lambda r: data.run_label(labels, r["judge_run_id"]))
+        ui.show_trust(trust, lambda r: common.run_label(labels, r["judge_run_id"]))
     all_failed = at_metric.filter(pl.col("all_failed"))
     for r in all_failed.iter_rows(named=True):
         st.warning(f"Every {judged_metric} judgment of {r['run_id']} failed ({r['n_failed']}): no mean. The "
@@ -213,10 +203,10 @@ else:
     st.caption("Normalised judge scores in [0, 1], mean over the ok judgments of each metric; not applicable and "
                "failed counted apart, per metric; beside every mean its trust_state and, where calibrated, the "
                "calibrated mean of the human metric with its interval (mart_judge_trust: one row per calibration).")
-    board = data.judge_trust(home, shown_runs, None, chosen)
+    board = common.judge_trust(home, shown_runs, None, chosen)
     if board is not None:
         ui.show_dataframe(board.with_columns(
-            pl.col("judge_run_id").map_elements(lambda r: labels.get(r, r), return_dtype=pl.String).alias("run"))
+            ui.run_column(labels, "judge_run_id"))
             .select("run", "metric", "mean", "n_ok", "n_not_applicable", "n_failed", "trust_state",
                     "calibrated_mean", "calibrated_lower", "calibrated_upper", "label_set", "human_metric", "kappa",
                     "kappa_lower", "kappa_upper", "judge_run_id", "answer_run_id", "judge_model", "dataset"),

@@ -2,15 +2,14 @@
 Data Docs), and which marts are published (rows, build and publish times)."""
 
 import os
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout root (dashboards is not installed)
+import polars as pl
+import streamlit as st
 
-import polars as pl  # noqa: E402
-import streamlit as st  # noqa: E402
-
-from dashboards import data, ui  # noqa: E402
+from dashboards import ui
+from dashboards.data import common, published
+from dashboards.data import overview as data
 
 PAGES = [
     ("leaderboard.py", "Leaderboard", "runs sorted on a metric with intervals, metric-vs-k curves, sortable tables "
@@ -28,15 +27,14 @@ PAGES = [
     ("costs.py", "Costs", "LLM calls, failures, tokens, latency and cost per job run and purpose"),
 ]
 
-home = ui.home()
-st.title("FinRAG Warehouse")
+home = ui.page("FinRAG Warehouse")
 for file, title, what in PAGES:
     st.page_link(str(Path(__file__).resolve().parent / file), label=f"**{title}** — {what}")
 
 st.header("What the warehouse holds")
 st.caption("Its datasets and runs as the last build saw them (mart_datasets, dim_runs: what `finrag ls` prints); a "
            "run landed since shows after the next `finrag build`.")
-counts = data.dataset_counts(home)
+counts = common.dataset_counts(home)
 if counts is None or counts.is_empty():
     ui.empty_state(home, "overview")
 else:
@@ -63,9 +61,9 @@ else:
         st.caption("Latest failed: " + " · ".join(f"`{x}`" for x in checks["latest_failed"]))
 
 st.header("Published marts")
-manifest = data.export_manifest(home)
+manifest = published.export_manifest(home)
 if manifest is None:
-    ui.no_data(data.publishing_problem(home) or f"no marts published under {home / data.EXPORTS}")
+    ui.no_data(published.publishing_problem(home) or f"no marts published under {home / published.EXPORTS}")
     st.stop()
 st.caption(f"Built {manifest['built_at']} · published {manifest['published_at']} (build {manifest['build_id']}). "
            "The dashboard reads these Parquet files, never the DuckDB file.")

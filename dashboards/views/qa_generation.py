@@ -2,23 +2,15 @@
 (acceptance ratio, a heatmap) and humans accepted, and how far the LLM inspector agrees with the humans
 (mart_generation_acceptance, mart_inspection_agreement)."""
 
-import sys
-from pathlib import Path
+import altair as alt
+import polars as pl
+import streamlit as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout root (dashboards is not installed)
+from dashboards import ui
+from dashboards.data import qa_generation as data
 
-import altair as alt  # noqa: E402
-import polars as pl  # noqa: E402
-import streamlit as st  # noqa: E402
-
-from dashboards import data, ui  # noqa: E402
-
-home = ui.home()
-st.title("QA generation")
-runs = data.qa_generation_runs(home)
-if runs is None or runs.is_empty():
-    ui.empty_state(home, "qa_generation")
-    st.stop()
+home = ui.page("QA generation")
+runs = ui.require(data.qa_generation_runs(home), home, "qa_generation")
 labels = {r["generation_run_id"]: f"{r['generation_run_id']}  ({r['dataset']}, {r['n_attempts']} attempts)"
           for r in runs.iter_rows(named=True)}
 cols = st.columns([3, 1, 1])

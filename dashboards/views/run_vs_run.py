@@ -6,30 +6,21 @@ Flipped: the question passes in one run and not in the other - its score reaches
 metric's direction (dim_metrics.pass_threshold and higher_is_better: for HAL a lower score passes), as the mart
 decides it."""
 
-import sys
-from pathlib import Path
+import altair as alt
+import polars as pl
+import streamlit as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout root (dashboards is not installed)
-
-import altair as alt  # noqa: E402
-import polars as pl  # noqa: E402
-import streamlit as st  # noqa: E402
-
-from dashboards import data, ui  # noqa: E402
+from dashboards import ui
+from dashboards.data import common
+from dashboards.data import run_vs_run as data
 
 MAX_LINKS = 25
 
-home = ui.home()
-st.title("Run vs run")
-pairs = data.compared_pairs(home)
-if pairs is None or pairs.is_empty():
-    ui.empty_state(home, "comparison")
-    st.stop()
+home = ui.page("Run vs run")
+pairs = ui.require(data.compared_pairs(home), home, "comparison")
 
-run_labels = data.run_labels(home)
 runs = pairs.select(pl.col("run_a").alias("run_id"), "run_kind", "dataset").unique(maintain_order=True)
-labels = {r["run_id"]: f"{data.run_label(run_labels, r['run_id'])}  [{r['run_kind']}, {r['dataset']}]"
-          for r in runs.iter_rows(named=True)}
+labels = ui.run_choices(common.run_labels(home), runs, "run_kind", "dataset")
 cols = st.columns(2)
 with cols[0]:
     run_a = ui.pick("Run A", list(labels), key="run_a", param="a", format_func=labels.get)
@@ -44,20 +35,13 @@ if wanted_b and wanted_b != run_b:
             "question, or a dataset with more runs than var run_comparison_max_runs (name the pair in var "
             "run_comparison_pairs and run `finrag build`).")
 
-common = with_a.filter(pl.col("run_b") == run_b)
+of_pair = with_a.filter(pl.col("run_b") == run_b)
 cols = st.columns(3)
 with cols[0]:
-    metric = ui.pick("Metric", common["metric"].unique(maintain_order=True).to_list(), key="metric", param="metric",
+    metric = ui.pick("Metric", of_pair["metric"].unique(maintain_order=True).to_list(), key="metric", param="metric",
                      default={"retrieval": "page_rec", "generation": "rouge_l", "judge": "correctness"}.get(kind_a))
-at_metric = common.filter(pl.col("metric") == metric)
-granularity, k = None, None
-if at_metric["granularity"].drop_nulls().len():
-    with cols[1]:
-        granularity = ui.pick("Granularity", at_metric["granularity"].unique(maintain_order=True).to_list(),
-                              key="granularity", param="granularity", default="page")
-    with cols[2]:
-        k = ui.pick("k", sorted(at_metric.filter(pl.col("granularity") == granularity)["k"].unique().to_list()),
-                    key="k", param="k", default=5)
+at_metric = of_pair.filter(pl.col("metric") == metric)
+granularity, k = ui.pick_granularity_k(at_metric, cols[1], cols[2])
 
 st.header("Is B better than A?")
 comparison = data.run_comparison(home, run_a, run_b, granularity, k)

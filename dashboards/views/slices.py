@@ -1,20 +1,16 @@
 """Slices: DocRec@k / PageRec@k and any metric by doc type and question type (or any slice dimension), with the
 run's Oracle-Doc / Oracle-Page counterparts beside it; answer runs' metrics by the same dimensions."""
 
-import sys
-from pathlib import Path
+import altair as alt
+import polars as pl
+import streamlit as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout root (dashboards is not installed)
+from dashboards import ui
+from dashboards.data import common
+from dashboards.data import slices as data
 
-import altair as alt  # noqa: E402
-import polars as pl  # noqa: E402
-import streamlit as st  # noqa: E402
-
-from dashboards import data, ui  # noqa: E402
-
-home = ui.home()
-st.title("Slices")
-dimension_labels = data.slice_dimension_labels(home)
+home = ui.page("Slices")
+dimension_labels = common.slice_dimension_labels(home)
 kind = st.radio("Runs", ["Retrieval", "Generation"], horizontal=True, key="kind",
                 index=1 if st.query_params.get("kind") == "generation" else 0)
 
@@ -32,13 +28,8 @@ def slice_chart(frame: pl.DataFrame, value_columns: list[str], title: str) -> No
 
 
 if kind == "Retrieval":
-    runs = data.retrieval_runs(home)
-    if runs is None or runs.is_empty():
-        ui.empty_state(home, "retrieval")
-        st.stop()
-    run_labels = data.run_labels(home)
-    labels = {r["run_id"]: f"{data.run_label(run_labels, r['run_id'])}  [{r['dataset']}]"
-              for r in runs.iter_rows(named=True)}
+    runs = ui.require(data.retrieval_runs(home), home, "retrieval")
+    labels = ui.run_choices(common.run_labels(home), runs, "dataset")
     # default: a full-corpus run with oracle counterparts to show beside it, else any full-corpus run
     full_runs = (data.runs_with_oracle_counterparts(home)
                  + runs.filter(pl.col("condition") == "full")["run_id"].to_list())
@@ -47,16 +38,16 @@ if kind == "Retrieval":
         run_id = ui.pick("Run", list(labels), key="run", param="run", format_func=labels.get,
                          default=full_runs[0] if full_runs else None)
     with cols[1]:
-        k = ui.pick("k (0 = the whole ranking)", data.retrieval_ks(home), key="k", param="k", default=5)
+        k = ui.pick("k (0 = the whole ranking)", common.retrieval_ks(home), key="k", param="k", default=5)
     with cols[2]:
-        dimension = ui.pick("Dimension", data.slice_dimensions(home), key="dimension", param="dimension",
+        dimension = ui.pick("Dimension", common.slice_dimensions(home), key="dimension", param="dimension",
                             format_func=lambda d: dimension_labels.get(d, d))
 
     st.caption(f"Run **{run_id}**; means over the questions of each slice, its Oracle-Doc / Oracle-Page "
                "counterparts' means on the same slice beside it (mart_retrieval_slices_with_oracle; the counterparts "
                "as mart_oracle_gap pairs them).")
     # the retrieval-gap study's DocRec@k / PageRec@k: the registry's metrics that exist at one granularity only
-    for metric, granularity, label in data.own_granularity_metrics(home):
+    for metric, granularity, label in common.own_granularity_metrics(home):
         title = f"{label}@{k}"
         st.header(f"{title} by {dimension}")
         gap = data.oracle_gap(home, run_id, metric, granularity, k)
@@ -78,7 +69,7 @@ if kind == "Retrieval":
     st.header(f"Any metric by {dimension}")
     cols = st.columns(2)
     with cols[0]:
-        metric = ui.pick("Metric", data.metric_names(home, "retrieval"), key="metric", param="metric",
+        metric = ui.pick("Metric", common.metric_names(home, "retrieval"), key="metric", param="metric",
                          default="ndcg")
     with cols[1]:
         granularity = ui.pick("Granularity", data.metric_granularities(home, metric), key="granularity",
@@ -89,21 +80,16 @@ if kind == "Retrieval":
     else:
         ui.show_table(frame)
 else:
-    runs = data.generation_runs(home)
-    if runs is None or runs.is_empty():
-        ui.empty_state(home, "generation")
-        st.stop()
-    run_labels = data.run_labels(home)
-    labels = {r["run_id"]: f"{data.run_label(run_labels, r['run_id'])}  [{r['dataset']}]"
-              for r in runs.iter_rows(named=True)}
+    runs = ui.require(data.generation_runs(home), home, "generation")
+    labels = ui.run_choices(common.run_labels(home), runs, "dataset")
     cols = st.columns(3)
     with cols[0]:
         run_id = ui.pick("Answer run", list(labels), key="answer_run", param="run", format_func=labels.get)
     with cols[1]:
-        dimension = ui.pick("Dimension", data.slice_dimensions(home, question_columns_only=True),
+        dimension = ui.pick("Dimension", common.slice_dimensions(home, question_columns_only=True),
                             key="answer_dimension", param="dimension", format_func=lambda d: dimension_labels.get(d, d))
     with cols[2]:
-        metric = ui.pick("Metric", data.metric_names(home, "lexical"), key="answer_metric", param="metric")
+        metric = ui.pick("Metric", common.metric_names(home, "lexical"), key="answer_metric", param="metric")
     frame = data.generation_slices(home, run_id, dimension, metric)
     st.header(f"{metric} by {dimension}")
     st.caption(f"Answer run **{run_id}** (mart_generation_by_slice).")

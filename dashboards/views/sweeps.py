@@ -2,16 +2,13 @@
 with its interval and the best value (mart_sweep_parameter_effects), then the sweep's runs with their setting and
 mean, the ones statistically tied with the best marked (mart_sweep_run_results)."""
 
-import sys
-from pathlib import Path
+import altair as alt
+import polars as pl
+import streamlit as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout root (dashboards is not installed)
-
-import altair as alt  # noqa: E402
-import polars as pl  # noqa: E402
-import streamlit as st  # noqa: E402
-
-from dashboards import data, ui  # noqa: E402
+from dashboards import ui
+from dashboards.data import common
+from dashboards.data import sweeps as data
 
 TIED = "✓ tied"
 
@@ -23,17 +20,13 @@ def interval(low: str, high: str) -> pl.Expr:
         pl.col(high).map_elements(ui.fmt, return_dtype=pl.String)))
 
 
-home = ui.home()
-st.title("Sweeps")
-found = data.sweeps(home)
-if found is None or found.is_empty():
-    ui.empty_state(home, "sweeps")
-    st.stop()
+home = ui.page("Sweeps")
+found = ui.require(data.sweeps(home), home, "sweeps")
 
-registry = data.metric_registry(home)
+registry = common.metric_registry(home)
 metric_labels = dict(zip(registry["metric"], registry["label"], strict=True))
 metric_order = {m: i for i, m in enumerate(registry["metric"])}
-labels = data.run_labels(home)
+labels = common.run_labels(home)
 sweep_labels = {r["sweep_id"]: f"{r['sweep_id']}  [{r['kind']} sweep on {r['dataset']}]"
                 for r in found.iter_rows(named=True)}
 cols = st.columns(4)
@@ -46,16 +39,9 @@ with cols[1]:
     metric = ui.pick("Metric", metrics, key="metric", param="metric", default="ndcg",
                      format_func=lambda m: metric_labels.get(m, m))
 at_metric = options.filter(pl.col("metric") == metric)
-granularity, k = None, None
-if at_metric["granularity"].drop_nulls().len():  # a retrieval sweep: the metric's granularities and k's
-    present = set(at_metric["granularity"].drop_nulls().to_list())
-    with cols[2]:
-        granularity = ui.pick("Granularity", [g for g in data.granularities(home) if g in present],
-                              key="granularity", param="granularity", default="page")
-    with cols[3]:
-        k = ui.pick("k (0 = the whole ranking)",
-                    sorted(at_metric.filter(pl.col("granularity") == granularity)["k"].unique().to_list()),
-                    key="k", param="k", default=5)
+# a retrieval sweep's metric: its granularities (finest first) and k's; an answer sweep's has none
+granularity, k = ui.pick_granularity_k(at_metric, cols[2], cols[3], order=common.granularities(home),
+                                       k_label="k (0 = the whole ranking)")
 title = f"{metric_labels.get(metric, metric)}{f'@{k} ({granularity} level)' if granularity else ''}"
 
 # ---------------------------------------------------------------------------------------------------- parameters
@@ -106,7 +92,7 @@ if family_best.len():
     best_id = family_best[0]
     in_sweep = best_id in runs["run_id"].to_list()
     tiles[1].metric(f"Best of the dataset's runs{'' if in_sweep else ' (outside the sweep)'}: "
-                    f"{data.run_label(labels, best_id)}", ui.fmt(runs["best_mean"].drop_nulls()[0]))
+                    f"{common.run_label(labels, best_id)}", ui.fmt(runs["best_mean"].drop_nulls()[0]))
 st.caption("Runs in their rank among the dataset's runs of this kind on the metric (the family). "
            f"{TIED}: the family's best run, or a run Tukey's HSD cannot tell from it (family-wise, over all pairs); "
            "Δ best: the run's mean minus the best's over the questions both were scored on, with its 95 % "

@@ -3,17 +3,18 @@
     finrag answer --retrieval-run R [--k K] [--template rag_answer_v1] [--max-words 300] [--limit N]
     finrag answer --closed-book --dataset D [--template closed_book_v1] [--limit N]
 
-The rules and decisions are documented in python_jobs/answers/runs.py.
+The rules and decisions are documented in python_jobs/generation/runs.py.
 """
 
 from __future__ import annotations
 
 import click
 
-from python_jobs.answers.runs import AnswerConfig, run_answers
 from python_jobs.commands._options import Produced, llm_options, produces, shard_option, sigterm_as_interrupt
+from python_jobs.core.lake import Lake
 from python_jobs.core.question_sets import parse_splits
 from python_jobs.core.shards import Shard
+from python_jobs.generation.runs import AnswerConfig, run_answers
 from python_jobs.llm.config import LLMConfig
 
 FIELDS = AnswerConfig.model_fields
@@ -56,5 +57,5 @@ def command(retrieval_run_id: str | None, closed_book: bool, dataset: str | None
                        splits=parse_splits(split), run_id=run_id, ledger_batch=ledger_batch)
     # SIGTERM like Ctrl-C: the client's finally lands the calls already made and stops the embedded server
     sigterm_as_interrupt()
-    run_id = run_answers(None, cfg, llm_config, shard=shard)
+    run_id = run_answers(Lake(), cfg, llm_config, shard=shard)
     return run_id, {"run_id": run_id}

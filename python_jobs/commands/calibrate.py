@@ -2,7 +2,7 @@
 
     finrag calibrate --label-set financebench_human --human-metric correctness --predictor numeric_match
 
-The rules and decisions are documented in python_jobs/judging/calibration.py.
+The rules and decisions are documented in python_jobs/judge/calibration.py.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import click
 from python_jobs.commands._options import Produced, produces
 from python_jobs.core.console import say
 from python_jobs.core.lake import Lake, check_id
-from python_jobs.judging.calibration import declare_pairings
+from python_jobs.judge.calibration import declare_pairings
 
 
 @click.command("calibrate")

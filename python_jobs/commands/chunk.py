@@ -13,6 +13,7 @@ from __future__ import annotations
 import click
 
 from python_jobs.commands._options import Produced, produces
+from python_jobs.core.lake import Lake
 from python_jobs.corpus.chunking import PRESETS, ChunkingConfig, run_chunk
 
 
@@ -32,7 +33,7 @@ def _help(name: str) -> str | None:
 def command(dataset: str, **options: object) -> Produced:
     """Chunk a dataset's pages into overlapping token windows (lake table `chunks`)."""
     spec, tok = ChunkingConfig.from_dict(options).spec()
-    res = run_chunk(dataset, spec, tok)
+    res = run_chunk(Lake(), dataset, spec, tok)
     family = {"parents": res.parents, "children": res.children} if spec.parent_child else {}
     return res.chunker_id, {"dataset": dataset, "chunker_id": res.chunker_id, "documents": res.documents,
                             "chunks": res.chunks, **family, "skipped_without_pages": res.skipped_no_pages,

@@ -3,7 +3,7 @@
 It reads only Parquet (<home>/exports/marts, published by every build), never the
 DuckDB file, so `dbt build` can run while it serves. Beside it, on --docs-port, a loopback HTTP server serves the
 home's Great Expectations Data Docs (<home>/data_docs: every landing's validation), which the overview page links to
-(python_jobs/core/data_docs_server.py says why Streamlit cannot serve them itself)."""
+(python_jobs/validation/data_docs_server.py says why Streamlit cannot serve them itself)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def command(port: int, host: str, docs_port: int | None) -> None:
     docs_port = port + 1 if docs_port is None else docs_port
     # the child inherits our process group (a Ctrl-C reaches it) and exits when this pid (Streamlit after the
     # exec below) is gone
-    subprocess.Popen([sys.executable, "-m", "python_jobs.core.data_docs_server", "--dir",
+    subprocess.Popen([sys.executable, "-m", "python_jobs.validation.data_docs_server", "--dir",
                       str(data_docs_dir(home)), "--host", host, "--port", str(docs_port), "--parent", str(os.getpid())],
                      cwd=PROJECT_DIR, stdin=subprocess.DEVNULL)
     docs_url = f"http://{host}:{docs_port}/index.html"

@@ -1,6 +1,6 @@
 """`finrag data-docs [--open]`: (re)build the home's Great Expectations Data Docs from every stored validation result.
 
-Landings update the docs as they go (python_jobs/core/validation.py); this rebuilds every page, e.g. after a job was
+Landings update the docs as they go (python_jobs/validation/results.py); this rebuilds every page, e.g. after a job was
 killed while it wrote them, or to open them without the dashboard."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import webbrowser
 import click
 
 from python_jobs.core.config import warehouse_home
-from python_jobs.core.validation import build_data_docs
+from python_jobs.validation.results import build_data_docs
 
 
 @click.command("data-docs")

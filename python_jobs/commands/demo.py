@@ -21,9 +21,9 @@ from python_jobs.demo.pipeline import (
     GENERATED_SPLITS,
     JUDGED_REPORT,
     RETRIEVALS,
-    _shared_llm,
-    _step,
     leaderboard_queries,
+    run_step,
+    shared_llm,
     sweep_grid,
 )
 
@@ -53,7 +53,7 @@ def command(source: str, financebench_dir: str, dataset: str | None, preset: str
     if source == "synthetic":
         dataset = dataset or "demo_synthetic"
         corpus = home / "inputs" / f"synthetic_seed{seed}"
-        _step("synthesise a 10-K-like corpus", ["synth", "--out", str(corpus), "--seed", str(seed)])
+        run_step("synthesise a 10-K-like corpus", ["synth", "--out", str(corpus), "--seed", str(seed)])
         questions, documents, pdfs = corpus / "questions.jsonl", corpus / "documents.jsonl", corpus / "pdfs"
         preset = preset or "256/32"
     else:
@@ -63,53 +63,53 @@ def command(source: str, financebench_dir: str, dataset: str | None, preset: str
         documents = fb / "data" / "financebench_document_information.jsonl"
         pdfs = fb / "pdfs"
         preset = preset or "1024/128"
-    _step("ingest", ["ingest", "financebench", "--questions", str(questions), "--documents", str(documents),
-                     "--pdfs", str(pdfs), "--dataset", dataset])
-    chunker_id = _step("chunk", ["chunk", "--dataset", dataset, "--preset", preset]).strip()
+    run_step("ingest", ["ingest", "financebench", "--questions", str(questions), "--documents", str(documents),
+                        "--pdfs", str(pdfs), "--dataset", dataset])
+    chunker_id = run_step("chunk", ["chunk", "--dataset", dataset, "--preset", preset]).strip()
     # named, not resolved: after the sweep below the dataset has two chunkings (and a re-run of the demo finds them)
-    _step("index", ["index", "--dataset", dataset, "--chunker-id", chunker_id])
+    run_step("index", ["index", "--dataset", dataset, "--chunker-id", chunker_id])
     run_ids: dict[tuple[str, str], str] = {}
     for retriever, condition in RETRIEVALS:
-        out = _step(f"retrieve {retriever} / {condition}",
-                    ["retrieve", "--retriever", retriever, "--dataset", dataset, "--chunker-id", chunker_id,
-                     "--k", str(k), "--condition", condition])
+        out = run_step(f"retrieve {retriever} / {condition}",
+                       ["retrieve", "--retriever", retriever, "--dataset", dataset, "--chunker-id", chunker_id,
+                        "--k", str(k), "--condition", condition])
         run_ids[(retriever, condition)] = out.strip()  # a producing verb prints its id alone
     if source == "synthetic":  # on FinanceBench a second chunking would embed the PDFs again (~10 minutes)
         grid = home / "inputs" / f"sweep_{dataset}.yaml"
         grid.parent.mkdir(parents=True, exist_ok=True)
         grid.write_text(yaml.safe_dump(sweep_grid(dataset, preset, k), sort_keys=False))
-        _step("sweep 2 chunk sizes x 3 retrievers", ["sweep", str(grid)])
+        run_step("sweep 2 chunk sizes x 3 retrievers", ["sweep", str(grid)])
     limit = ["--limit", str(answer_limit)] if answer_limit else []
     fb = Path(financebench_dir)
     labelled = fb / "results" / f"{AGREEMENT_RUN}.jsonl"
-    with _shared_llm():
-        _step("answer closed-book", ["answer", "--closed-book", "--dataset", dataset, "--max-tokens", "64", *limit])
-        rag = _step("answer over the hybrid run", ["answer", "--retrieval-run", run_ids[("hybrid", "full")],
-                                                   "--k", "3", "--max-tokens", "64", *limit]).strip()
+    with shared_llm():
+        run_step("answer closed-book", ["answer", "--closed-book", "--dataset", dataset, "--max-tokens", "64", *limit])
+        rag = run_step("answer over the hybrid run", ["answer", "--retrieval-run", run_ids[("hybrid", "full")],
+                                                      "--k", "3", "--max-tokens", "64", *limit]).strip()
         if qa_sample:
-            _step("generate OmniEval-style QA over the corpus",
-                  ["generate-qa", "--dataset", dataset, "--chunker-id", chunker_id, "--per-cell", "1",
-                   "--sample", str(qa_sample), "--max-topics", str(DEMO_QA_TOPICS), "--seed", str(seed)])
-            _step("retrieve hybrid on the generated QA", ["retrieve", "--retriever", "hybrid", "--dataset", dataset,
-                                                          "--chunker-id", chunker_id, "--k", str(k), "--split",
-                                                          GENERATED_SPLITS])
-        _step("judge the RAG answers", ["judge", "--answer-run", rag, "--metrics", DEMO_JUDGE_METRICS])
+            run_step("generate OmniEval-style QA over the corpus",
+                     ["generate-qa", "--dataset", dataset, "--chunker-id", chunker_id, "--per-cell", "1",
+                      "--sample", str(qa_sample), "--max-topics", str(DEMO_QA_TOPICS), "--seed", str(seed)])
+            run_step("retrieve hybrid on the generated QA", ["retrieve", "--retriever", "hybrid", "--dataset", dataset,
+                                                             "--chunker-id", chunker_id, "--k", str(k), "--split",
+                                                             GENERATED_SPLITS])
+        run_step("judge the RAG answers", ["judge", "--answer-run", rag, "--metrics", DEMO_JUDGE_METRICS])
         if labelled.exists() and source == "synthetic":
             # FinanceBench's human-labelled answers: the judge's agreement with people (questions only, no PDFs)
             d = fb / "data"
-            _step("ingest FinanceBench questions", ["ingest", "financebench", "--questions",
-                                                    str(d / "financebench_open_source.jsonl"),
-                                                    "--documents", str(d / "financebench_document_information.jsonl")])
+            run_step("ingest FinanceBench questions",
+                     ["ingest", "financebench", "--questions", str(d / "financebench_open_source.jsonl"),
+                      "--documents", str(d / "financebench_document_information.jsonl")])
         if labelled.exists():
-            _step("ingest human-labelled answers", ["ingest", "financebench-answers", str(labelled)])
-            _step("judge them", ["judge", "--answer-run", AGREEMENT_RUN, "--metrics", AGREEMENT_METRICS,
-                                 *(["--limit", str(answer_limit)] if answer_limit else [])])
-            _step("declare what predicts the human label", ["calibrate", *CALIBRATION])
+            run_step("ingest human-labelled answers", ["ingest", "financebench-answers", str(labelled)])
+            run_step("judge them", ["judge", "--answer-run", AGREEMENT_RUN, "--metrics", AGREEMENT_METRICS,
+                                    *(["--limit", str(answer_limit)] if answer_limit else [])])
+            run_step("declare what predicts the human label", ["calibrate", *CALIBRATION])
         else:
             click.secho(f"({labelled} not found: no judge-human agreement in this demo)", fg="yellow", err=True)
-    _step("dbt build", ["build", "--quiet"])
+    run_step("dbt build", ["build", "--quiet"])
     for title, sql in leaderboard_queries(dataset, k):
-        _step(title, ["sql", sql])
-    _step(*JUDGED_REPORT)
+        run_step(title, ["sql", sql])
+    run_step(*JUDGED_REPORT)
     click.secho(f"\nwarehouse: {home / 'finrag.duckdb'}  (query it with `finrag sql`; marts as Parquet under "
                 f"{home / 'exports' / 'marts'})\ndashboard: make dashboard", fg="green", err=True)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import click
 
 from python_jobs.core.console import say
+from python_jobs.core.lake import Lake
 from python_jobs.qa_generation.annotation_files import export_sample
 
 
@@ -27,5 +28,5 @@ def command(out: str, dataset: str | None, generation_run_id: str | None, per_ce
     """Write a per-cell sample of generated QA instances for human inspection (1-5 scores, corrections)."""
     if per_cell < 1:
         raise click.UsageError("--per-cell >= 1")
-    n_rows, n_cells = export_sample(None, out, dataset, generation_run_id, per_cell, seed)
+    n_rows, n_cells = export_sample(Lake(), out, dataset, generation_run_id, per_cell, seed)
     say(f"{n_rows} instances from {n_cells} topic x task cells -> {out}")

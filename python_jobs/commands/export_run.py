@@ -11,7 +11,6 @@ import sys
 
 import click
 
-from python_jobs.core.config import warehouse_home
 from python_jobs.core.console import say
 from python_jobs.core.lake import Lake
 from python_jobs.retrieval.run_files import FORMATS, export
@@ -37,7 +36,7 @@ def command(run_id: str, fmt: str, out: str, score: str, top: int) -> None:
     elif fmt == "deepeval":
         text = export_deepeval(Lake(), run_id)
     else:
-        text = export(warehouse_home(), run_id, fmt, score, top)
+        text = export(Lake(), run_id, fmt, score, top)
     if out == "-":
         sys.stdout.write(text)
     else:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import click
 
 from python_jobs.commands._options import Produced, llm_options, parse_tasks, produces, sigterm_as_interrupt
+from python_jobs.core.lake import Lake
 from python_jobs.llm.config import LLMConfig
 from python_jobs.qa_generation.pipeline import GenerationConfig, run_generation
 
@@ -51,5 +52,5 @@ def command(dataset: str, tasks: str, per_cell: int, seed: int, unit: str, chunk
                            test_fraction=test_fraction, rounds=rounds, passage_chars=passage_chars, run_id=run_id,
                            ledger_batch=ledger_batch)
     sigterm_as_interrupt()
-    run_id = run_generation(None, cfg, llm_config)
+    run_id = run_generation(Lake(), cfg, llm_config)
     return run_id, {"generation_run_id": run_id}

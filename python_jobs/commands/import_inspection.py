@@ -20,6 +20,7 @@ import click
 
 from python_jobs.commands._options import Produced, produces
 from python_jobs.core.console import say
+from python_jobs.core.lake import Lake
 from python_jobs.qa_generation.annotation_files import import_file
 
 
@@ -29,7 +30,7 @@ from python_jobs.qa_generation.annotation_files import import_file
 @click.option("--inspection-run-id", default=None, help="Id of this inspection (default human-<file sha256 10>).")
 def command(file: str, inspection_run_id: str | None) -> Produced:
     """Land human scores (1-5) of generated QA instances and apply them (drop / fix / keep) to the questions."""
-    r = import_file(None, file, inspection_run_id)
+    r = import_file(Lake(), file, inspection_run_id)
     v = r.verdicts
     say(f"landed {sum(v.values())} human inspections (keep {v.get('keep', 0)}, fix {v.get('fix', 0)}, drop "
         f"{v.get('drop', 0)}; {r.skipped} rows without a score skipped); re-landed {r.generation_runs} "

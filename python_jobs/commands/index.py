@@ -8,7 +8,7 @@ from __future__ import annotations
 import click
 
 from python_jobs.commands._options import Produced, produces, shard_option
-from python_jobs.core.config import warehouse_home
+from python_jobs.core.lake import Lake
 from python_jobs.core.shards import Shard
 from python_jobs.corpus.encoders import DEFAULT_EMBEDDER, DEFAULT_LONG_TEXT, LONG_TEXT_MODES
 from python_jobs.corpus.indexing import LEVELS, index_chunks
@@ -32,6 +32,6 @@ from python_jobs.corpus.indexing import LEVELS, index_chunks
 def command(dataset: str, chunker_id: str | None, embedder: str, long_text: str, batch_size: int, ann: bool,
             level: str, shard: Shard | None, threads: int | None) -> Produced:
     """Embed a dataset's chunks into LanceDB (only those not embedded yet)."""
-    out = index_chunks(warehouse_home(), dataset, chunker_id, embedder, long_text, batch_size, ann, level,
+    out = index_chunks(Lake(), dataset, chunker_id, embedder, long_text, batch_size, ann, level,
                        shard=shard, threads=threads)
     return str(out["table"]), out

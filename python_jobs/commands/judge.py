@@ -3,7 +3,7 @@
     finrag judge --answer-run A [--metrics correctness,faithfulness] [--judge-model M] [--limit N] [--question-id Q]
                  [--repeats N [--temperature T]]
 
-The rules and decisions are documented in python_jobs/judging/runs.py.
+The rules and decisions are documented in python_jobs/judge/runs.py.
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ from python_jobs.commands._options import (
     shard_option,
     sigterm_as_interrupt,
 )
+from python_jobs.core.lake import Lake
 from python_jobs.core.shards import Shard
-from python_jobs.judging.runs import JudgeConfig, run_judge
+from python_jobs.judge.runs import JudgeConfig, run_judge
 from python_jobs.llm.config import LLMConfig
 
 FIELDS = JudgeConfig.model_fields
@@ -56,5 +57,5 @@ def command(answer_run_id: str, metrics: str | None, rubric_values: tuple[str, .
                       max_tokens=max_tokens, passage_tokens=passage_tokens, judge_run_id=judge_run_id,
                       ledger_batch=ledger_batch, repeats=repeats, temperature=temperature)
     sigterm_as_interrupt()  # like Ctrl-C: the client lands the calls already made
-    judge_run_id = run_judge(None, cfg, llm_config, shard=shard)
+    judge_run_id = run_judge(Lake(), cfg, llm_config, shard=shard)
     return judge_run_id, {"judge_run_id": judge_run_id}

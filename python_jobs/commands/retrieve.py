@@ -14,8 +14,8 @@ from typing import Any, Literal, Union, get_args, get_origin
 import click
 
 from python_jobs.commands._options import Produced, llm_options, produces, shard_option
-from python_jobs.core.config import warehouse_home
 from python_jobs.core.console import say
+from python_jobs.core.lake import Lake
 from python_jobs.core.question_sets import parse_splits
 from python_jobs.core.shards import Shard
 from python_jobs.llm.config import LLMConfig
@@ -88,6 +88,6 @@ def command(retriever: str, dataset: str, k: int, condition: str, chunker_id: st
     ignored = [flag(name) for name in given if name not in cfg.retriever.keys()]
     if ignored:  # every retriever's options are the verb's: say which ones this retriever does not read
         say(f"note: {retriever} has no setting {', '.join(ignored)}: ignored")
-    out = run_retrieval(warehouse_home(), cfg, llm_config=llm_config if cfg.retriever.uses_llm else None,
+    out = run_retrieval(Lake(), cfg, llm_config=llm_config if cfg.retriever.uses_llm else None,
                         shard=shard)
     return str(out["run_id"]), out

@@ -8,8 +8,8 @@ from __future__ import annotations
 import click
 
 from python_jobs.commands._options import Produced, llm_options, produces, shard_option, sigterm_as_interrupt
-from python_jobs.core.config import warehouse_home
 from python_jobs.core.console import say
+from python_jobs.core.lake import Lake
 from python_jobs.core.shards import Shard
 from python_jobs.llm.config import LLMConfig
 from python_jobs.sweeps.grid import read_grid
@@ -27,10 +27,11 @@ from python_jobs.sweeps.runs import plan_sweep, run_sweep
     "every shard with the same grid; the sweep's rows are the same from any shard)."))
 def command(grid_file: str, dry_run: bool, llm_config: LLMConfig, shard: Shard | None) -> Produced:
     """Run a grid of configurations over a dataset (skipping the runs already landed); print the sweep id."""
-    plan = plan_sweep(warehouse_home(), read_grid(grid_file), llm_config)
+    lake = Lake()
+    plan = plan_sweep(lake, read_grid(grid_file), llm_config)
     # SIGTERM like Ctrl-C: an LLM run's finally lands the calls already made and stops the embedded server
     sigterm_as_interrupt()
-    summary = run_sweep(warehouse_home(), plan, llm_config, shard=shard, dry_run=dry_run)
+    summary = run_sweep(lake, plan, llm_config, shard=shard, dry_run=dry_run)
     if dry_run and not click.get_current_context().params.get("as_json"):
         for row in summary.pop("plan"):
             values = ", ".join(f"{k}={v}" for k, v in row["parameters"].items())

@@ -9,7 +9,7 @@ from __future__ import annotations
 import click
 
 from python_jobs.commands._options import Produced, produces
-from python_jobs.core.config import warehouse_home
+from python_jobs.core.lake import Lake
 from python_jobs.corpus.encoders import DEFAULT_EMBEDDER
 from python_jobs.page_scoring.training import TrainingConfig, train_page_scorer
 
@@ -39,5 +39,5 @@ def command(dataset: str, folds: int, base_model: str, epochs: int, seed: int, b
             warmup_ratio: float, doc_label: bool, training_id: str | None) -> Produced:
     """Fine-tune a page scorer per document-level fold; land model_trainings."""
     cfg = TrainingConfig(dataset, base_model, folds, epochs, seed, batch_size, learning_rate, warmup_ratio, doc_label)
-    out = train_page_scorer(warehouse_home(), cfg, training_id)
+    out = train_page_scorer(Lake(), cfg, training_id)
     return str(out["training_id"]), out

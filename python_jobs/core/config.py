@@ -52,7 +52,7 @@ def lance_dir(home: Path) -> Path:
 
 def gx_dir(home: Path) -> Path:
     """The Great Expectations file context of the home: every landing's validation result
-    (python_jobs/core/validation.py)."""
+    (python_jobs/validation/)."""
     return home / "gx"
 
 

@@ -2,7 +2,7 @@
 columns, types, keys, accepted values, ranges and references are declared.
 
 Everything else derives from a `Contract`: the frames jobs build (`Contract.frame`), the landing validation
-(python_jobs/core/lake.py, python_jobs/core/validation.py), the typed empty placeholder partition of every table
+(python_jobs/core/lake.py, python_jobs/validation/), the typed empty placeholder partition of every table
 (so dbt's sources bind on a fresh home), and the dbt sources / staging models (python_jobs/warehouse/dbt_codegen.py).
 """
 

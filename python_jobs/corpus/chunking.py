@@ -232,8 +232,7 @@ class ChunkResult:
     children: int
 
 
-def run_chunk(dataset: str, spec: ChunkerSpec, tok: LoadedTokenizer, lake: Lake | None = None) -> ChunkResult:
-    lake = lake or Lake()
+def run_chunk(lake: Lake, dataset: str, spec: ChunkerSpec, tok: LoadedTokenizer) -> ChunkResult:
     pages = lake.read("pages", where={"dataset": dataset}, columns=["doc_id", "page_number", "text"])
     documents = lake.read("documents", where={"dataset": dataset}, columns=["doc_id"])
     if pages.is_empty():

@@ -33,6 +33,7 @@ from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake
 from python_jobs.core.shards import Shard, select_shard
 from python_jobs.corpus.encoders import DEFAULT_LONG_TEXT, Embedder, load_embedder, set_threads
+from python_jobs.corpus.lake_chunks import read_chunks, resolve_chunker
 from python_jobs.corpus.vectors import VectorStore, in_list, sql_str, table_name
 
 
@@ -43,15 +44,14 @@ def sha256(text: str) -> str:
 LEVELS = ("all", "top", "child")
 
 
-def index_chunks(home, dataset: str, chunker_id: str | None, embedder: str | None = None,
+def index_chunks(lake: Lake, dataset: str, chunker_id: str | None, embedder: str | None = None,
                  long_text: str = DEFAULT_LONG_TEXT, batch_size: int = 64, ann: bool = False, level: str = "all",
                  progress: bool = True, shard: Shard | None = None, threads: int | None = None) -> dict[str, object]:
     if shard is not None and ann:
         raise InputError("--ann builds the index over the whole table: run `finrag index --ann` unsharded once the "
                          "shards have landed (it embeds nothing new)", field="ann")
-    lake = Lake(home)
-    chunker_id = lake.resolve_chunker(dataset, chunker_id)
-    chunks = lake.read_chunks(dataset, chunker_id)
+    chunker_id = resolve_chunker(lake, dataset, chunker_id)
+    chunks = read_chunks(lake, dataset, chunker_id)
     if level != "all":  # parent-child partitions: parent_child searches only the children, the others the parents
         has_parent = pl.col("parent_chunk_id").is_not_null()
         chunks = chunks.filter(has_parent if level == "child" else ~has_parent)
@@ -88,7 +88,7 @@ def stale_rows(lake: Lake, have: pl.DataFrame, chunks: pl.DataFrame, dataset: st
     """Embedded rows (chunk_id, text_sha256) of the partition whose chunk is gone or whose text changed."""
     stale = have.join(chunks.select("chunk_id", "text_sha256"), on=["chunk_id", "text_sha256"], how="anti")
     if level != "all":  # rows of the other level are not stale, just outside this call
-        other = lake.read_chunks(dataset, chunker_id).join(chunks.select("chunk_id"), on="chunk_id", how="anti")
+        other = read_chunks(lake, dataset, chunker_id).join(chunks.select("chunk_id"), on="chunk_id", how="anti")
         stale = stale.join(other.select("chunk_id"), on="chunk_id", how="anti")
     return stale
 

@@ -97,7 +97,7 @@ def leaderboard_queries(dataset: str, k: int) -> list[tuple[str, str]]:
 JUDGED_REPORT = ("judge leaderboard: every judged mean and how far it can be trusted", ["report", "--judged"])
 
 
-def _step(title: str, args: list[str]) -> str:
+def run_step(title: str, args: list[str]) -> str:
     """Run one verb; its stdout is shown and returned (a producing verb prints its id there, alone)."""
     say(f"\n==> {title}: finrag {' '.join(args)}")
     started = time.monotonic()
@@ -111,7 +111,7 @@ def _step(title: str, args: list[str]) -> str:
 
 
 @contextmanager
-def _shared_llm() -> Iterator[None]:
+def shared_llm() -> Iterator[None]:
     """One embedded LLM server for every LLM step, unless an endpoint is configured."""
     if os.environ.get(BASE_URL_ENV):
         yield

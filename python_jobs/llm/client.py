@@ -35,7 +35,6 @@ when the job ends.
 from __future__ import annotations
 
 import asyncio
-import csv
 import hashlib
 import json
 import os
@@ -46,20 +45,17 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from python_jobs.core.config import PROJECT_DIR
 from python_jobs.core.console import progress, say
 from python_jobs.core.contracts import contract
 from python_jobs.core.errors import JobError
 from python_jobs.core.lake import Lake
 from python_jobs.llm.config import BASE_URL_ENV, MODEL_ENV, LLMConfig
+from python_jobs.llm.prices import call_cost, load_prices
 from python_jobs.llm.server import EMBEDDED_MODEL, start_embedded_server
-
-PRICES_CSV = PROJECT_DIR / "seeds" / "llm_prices.csv"
 
 
 # ---- requests and results ------------------------------------------------------------------------------------
@@ -117,23 +113,6 @@ class LLMResult:
         return self.error is None
 
 
-# ---- prices ----------------------------------------------------------------------------------------------------
-def load_prices(path: Path = PRICES_CSV) -> dict[str, tuple[float, float]]:
-    if not path.exists():
-        return {}
-    with open(path, newline="") as fh:
-        return {r["model"]: (float(r["input_usd_per_1k_tokens"]), float(r["output_usd_per_1k_tokens"]))
-                for r in csv.DictReader(fh)}
-
-
-def call_cost(prices: dict[str, tuple[float, float]], model: str, prompt_tokens: int | None,
-              completion_tokens: int | None) -> float | None:
-    price = prices.get(model)
-    if price is None or prompt_tokens is None or completion_tokens is None:
-        return None
-    return prompt_tokens / 1000 * price[0] + completion_tokens / 1000 * price[1]
-
-
 # ---- errors ----------------------------------------------------------------------------------------------------
 def raise_if_all_failed(what: str, errors: Sequence[str | None]) -> None:
     """After a run has landed with its errors: when every one of them failed (a wrong endpoint, model or key looks
@@ -187,8 +166,6 @@ def _retry_after(exc: BaseException | None) -> float | None:
         except ValueError:
             return None
     return None
-
-
 
 
 def model_name(config: LLMConfig) -> str:

@@ -25,7 +25,6 @@ import hashlib
 import json
 import os
 import random
-import re
 import shutil
 import time
 import uuid
@@ -41,6 +40,7 @@ from python_jobs.core.console import say
 from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake, check_id
+from python_jobs.core.run_ids import derived_id
 from python_jobs.corpus.encoders import DEFAULT_EMBEDDER, evict, load_trainable, resolve
 from python_jobs.page_scoring.folds import Fold, Pair, make_folds, training_pairs
 from python_jobs.page_scoring.pages import normalisation_params, read_page_texts
@@ -83,8 +83,7 @@ def pairs_digest(pairs: list[Pair]) -> str:
 def training_id(cfg: TrainingConfig, digest: str) -> str:
     blob = json.dumps({**asdict(cfg), "normalisation": normalisation_params(cfg.doc_label), "pairs": digest,
                        "kind": KIND}, sort_keys=True)
-    ds = re.sub(r"[^A-Za-z0-9_.-]", "_", cfg.dataset)[:60]
-    return f"{ds}-{KIND}-{hashlib.sha256(blob.encode()).hexdigest()[:10]}"
+    return derived_id(cfg.dataset, KIND, hashlib.sha256(blob.encode()).hexdigest())
 
 
 @contextmanager
@@ -180,11 +179,10 @@ def fine_tune(cfg: TrainingConfig, pairs: list[Pair], out_dir: Path, work_dir: P
     return losses_by_epoch, int(model.max_seq_length)
 
 
-def train_page_scorer(home, cfg: TrainingConfig, training_id_override: str | None = None,
+def train_page_scorer(lake: Lake, cfg: TrainingConfig, training_id_override: str | None = None,
                       progress: bool = True) -> dict[str, object]:
     """Train one page scorer per document-level fold; land one `model_trainings` row per fold."""
     check_config(cfg)
-    lake = Lake(home)
     canonical, _, _ = resolve(cfg.base_model)
     cfg = TrainingConfig(**{**asdict(cfg), "base_model": canonical})
     pairs, folds = prepare(lake, cfg)

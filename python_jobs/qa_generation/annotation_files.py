@@ -44,12 +44,11 @@ COLUMNS = ["question_id", "dataset", "generation_run_id", "topic", "task", "ques
            "answer", "passages", "score", "corrected_question", "corrected_answer", "comment"]
 
 
-def export_sample(home: str | None, out: str, dataset: str | None, generation_run_id: str | None, per_cell: int,
+def export_sample(lake: Lake, out: str, dataset: str | None, generation_run_id: str | None, per_cell: int,
                   seed: int) -> tuple[int, int]:
     path = Path(out)
     if path.suffix not in (".csv", ".jsonl"):
         raise InputError("the inspection file is .csv or .jsonl", file=out, field="out")
-    lake = Lake(home)
     qs = generated_questions(lake, dataset, generation_run_id)
     if qs.height == 0:
         raise InputError("no generated questions (run `finrag generate-qa` first)", field="dataset")
@@ -161,9 +160,8 @@ class ImportSummary:
     splits: dict[str, int]  # their questions per split, after the verdicts
 
 
-def import_file(home: str | None, file: str, inspection_run_id: str | None) -> ImportSummary:
+def import_file(lake: Lake, file: str, inspection_run_id: str | None) -> ImportSummary:
     path = Path(file)
-    lake = Lake(home)
     rows = read_rows(path)
     known = generated_questions(lake).select("question_id", "generation_run_id")
     run_of = dict(known.iter_rows())

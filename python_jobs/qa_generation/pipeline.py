@@ -35,6 +35,8 @@ from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError
 from python_jobs.core.job_config import JobConfig
 from python_jobs.core.lake import Lake, check_id
+from python_jobs.core.run_ids import derived_id
+from python_jobs.corpus.lake_chunks import resolve_chunker
 from python_jobs.llm.client import ChatRequest, LLMClient
 from python_jobs.llm.config import LLMConfig
 from python_jobs.llm.prompts import PromptTemplate
@@ -152,14 +154,13 @@ def sample_units(units: list[Unit], unit: str, sample: int, seed: int) -> list[U
     return seeded_shuffle(eligible, seed, "units")[:sample]
 
 
-def run_generation(home: str | None, cfg: GenerationConfig, llm_config: LLMConfig) -> str:
+def run_generation(lake: Lake, cfg: GenerationConfig, llm_config: LLMConfig) -> str:
     """Generate `cfg`'s instances and land the run. Beside the config: the LLM endpoint (the environment's, with its
     key; the model enters the hash through the client)."""
     dataset, tasks, per_cell, seed, unit, sample, rounds, passage_chars, max_topics, test_fraction = (
         cfg.dataset, cfg.tasks, cfg.per_cell, cfg.seed, cfg.unit, cfg.sample, cfg.rounds, cfg.passage_chars,
         cfg.max_topics, cfg.test_fraction)
-    lake = Lake(home)
-    chunker_id = lake.resolve_chunker(dataset, cfg.chunker_id)
+    chunker_id = resolve_chunker(lake, dataset, cfg.chunker_id)
     topics = load_topics(cfg.topics_path)
     all_units = read_units(lake, dataset, chunker_id)
     units = sample_units(all_units, unit, sample, seed)
@@ -169,15 +170,14 @@ def run_generation(home: str | None, cfg: GenerationConfig, llm_config: LLMConfi
     kinds = [k for t in tasks for k in KINDS[t]]
     agents: dict[str, PromptTemplate] = {name: load_agent(f"qa_{name}_v1") for name in ["classify", *kinds, "inspect"]}
 
-    llm = LLMClient(home, llm_config, job_run_id=f"generate-qa-{dataset}", batch_size=cfg.ledger_batch)
+    llm = LLMClient(lake.home, llm_config, job_run_id=f"generate-qa-{dataset}", batch_size=cfg.ledger_batch)
     settings = {"dataset": dataset, "chunker_id": chunker_id, "tasks": list(tasks), "per_cell": per_cell, "seed": seed,
                 "unit": unit, "sample": sample, "max_topics": max_topics, "test_fraction": test_fraction,
                 "rounds": rounds, "passage_chars": passage_chars, "model": llm.model,
                 "topics_sha256": digest([t.__dict__ for t in topics]),
                 "prompts": {n: a.ref for n, a in agents.items()}, "max_tokens": MAX_TOKENS}
     config_hash = digest(settings)
-    ds = re.sub(r"[^A-Za-z0-9_.-]", "_", dataset)[:60]
-    run_id = check_id(cfg.run_id or f"qagen-{ds}-{config_hash[:10]}", "generation run id")
+    run_id = check_id(cfg.run_id or derived_id(dataset, "qagen", config_hash, kind_first=True), "generation run id")
     topic_names = "\n".join(f"- {t.name_en}" for t in topics)
     say(f"generation run {run_id}: {len(units)} {unit} units of {dataset} ({chunker_id}), {len(topics)} leaf topics, "
         f"tasks {','.join(tasks)}, {per_cell} per cell, model {llm.model}")

@@ -84,8 +84,7 @@ def to_financerag_csv(lake: Lake, run: dict, res: pl.DataFrame, top: int = 10) -
     return buf.getvalue()
 
 
-def export(home, run_id: str, fmt: str, score: str = "rank", top: int = 10) -> str:
-    lake = Lake(home)
+def export(lake: Lake, run_id: str, fmt: str, score: str = "rank", top: int = 10) -> str:
     run, res = ranked_results(lake, run_id)
     if fmt == "trec":
         return to_trec(run, res, score)

@@ -25,7 +25,6 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import json
-import re
 import time
 from collections.abc import Mapping
 from typing import Any, Literal
@@ -39,7 +38,9 @@ from python_jobs.core.errors import InputError
 from python_jobs.core.job_config import JobConfig
 from python_jobs.core.lake import Lake, check_id
 from python_jobs.core.question_sets import select_splits, splits_param
+from python_jobs.core.run_ids import derived_id
 from python_jobs.core.shards import Shard
+from python_jobs.corpus.lake_chunks import read_chunks, resolve_chunker
 from python_jobs.llm.config import LLMConfig
 from python_jobs.retrieval import Context, Query, RetrieverTree
 from python_jobs.retrieval.conditions import CONDITIONS, restrictions
@@ -128,8 +129,8 @@ def identity(cfg: RetrievalConfig, chunker_id: str, llm: dict[str, object] | Non
         return out
 
     config_hash = digest(cfg.condition)
-    ds = re.sub(r"[^A-Za-z0-9_.-]", "_", cfg.dataset)[:60]
-    run_id = check_id(cfg.run_id or f"{ds}-{cfg.retriever.retriever}-{cfg.condition}-{config_hash[:10]}", "run id")
+    run_id = check_id(cfg.run_id or derived_id(cfg.dataset, f"{cfg.retriever.retriever}-{cfg.condition}", config_hash),
+                      "run id")
     return run_id, config_hash, digest(None)
 
 
@@ -144,13 +145,12 @@ def planned_run_id(cfg: RetrievalConfig, chunker_id: str, llm_config: LLMConfig 
     return identity(cfg, chunker_id, llm_run_settings(stage, llm_config) if stage else None)[0]
 
 
-def run_retrieval(home, cfg: RetrievalConfig, *, llm_config: LLMConfig | None = None, progress: bool = True,
+def run_retrieval(lake: Lake, cfg: RetrievalConfig, *, llm_config: LLMConfig | None = None, progress: bool = True,
                   shard: Shard | None = None) -> dict[str, object]:
     """Run `cfg` and land it. Beside the config: the LLM endpoint of the LLM retrievers (the environment's, with
     its key; the model and host enter the hash through the client), whether to show progress, and this process's
     shard of the run (the run and its id are the whole run's)."""
-    lake = Lake(home)
-    chunker_id = lake.resolve_chunker(cfg.dataset, cfg.chunker_id)
+    chunker_id = resolve_chunker(lake, cfg.dataset, cfg.chunker_id)
     llm_stage = _llm_stage(cfg.retriever)
     rewriter = Rewriter.open(lake.home, llm_stage, llm_config, progress=progress) if llm_stage else None
     try:
@@ -171,7 +171,7 @@ def _run(lake: Lake, cfg: RetrievalConfig, chunker_id: str, rewriter: Rewriter |
     if questions.height == 0:
         raise InputError(f"no questions for dataset {dataset!r}: ingest them first", field="dataset")
     questions = select_splits(questions, splits)
-    chunks = lake.read_chunks(dataset, chunker_id)
+    chunks = read_chunks(lake, dataset, chunker_id)
     limits = restrictions(condition, lake.read("evidence", where={"dataset": dataset}))
     queries = [
         Query(qid, text, limits.get(qid))

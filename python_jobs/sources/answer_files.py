@@ -20,7 +20,7 @@ from python_jobs.core.config import PROJECT_DIR
 from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake, check_id
-from python_jobs.judging.metrics import ANSWER_FILE_WORDS, MAX_PASSAGES
+from python_jobs.judge.metrics import ANSWER_FILE_WORDS, MAX_PASSAGES
 from python_jobs.sources.lines import jsonl_lines
 from python_jobs.warehouse.text_metrics import first_words
 

@@ -15,10 +15,10 @@ from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake, check_id
 from python_jobs.sources.landing import CORPUS_CHUNKER, check_duplicates, land
-from python_jobs.sources.lines import PERIOD, _Record, integer, read_delimited, read_jsonl
+from python_jobs.sources.lines import PERIOD, Record, integer, read_delimited, read_jsonl
 
 
-class BeirRecord(_Record):
+class BeirRecord(Record):
     id: StrictStr = Field(alias="_id", min_length=1)
     title: StrictStr = ""
     text: StrictStr
@@ -27,7 +27,7 @@ class BeirRecord(_Record):
 Relevance = integer(contract("evidence").schema["relevance"])  # a grade the evidence table can hold
 
 
-class BeirQrel(_Record):
+class BeirQrel(Record):
     query_id: str = Field(min_length=1)
     corpus_id: str = Field(min_length=1)
     score: Relevance  # parsed from text: "1" is fine, "1.5" / "x" / 99999999999999999999 are not

@@ -38,7 +38,8 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, Stri
 
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake, check_id
-from python_jobs.judging.metrics import external_metric_name, load_metrics
+from python_jobs.judge.metrics import external_metric_name, load_metrics
+from python_jobs.sources.external_exports import load_export
 from python_jobs.sources.external_runs import (
     Declaration,
     ExternalRun,
@@ -46,9 +47,8 @@ from python_jobs.sources.external_runs import (
     ExternalScore,
     default_run_id,
     land_external_runs,
-    load_export,
 )
-from python_jobs.sources.lines import _decode, _lines, json_line, validation_error
+from python_jobs.sources.lines import decode_line, file_lines, json_line, validation_error
 
 TOOL = "deepeval"
 SCALE = (0.0, 1.0)  # DeepEval's metrics all score in [0, 1] (GEval's 0-10 rubric is divided by 10)
@@ -89,7 +89,7 @@ class DeepEvalTestRun(BaseModel):
 def _document(path: Path) -> tuple[Any, int | None]:
     """The file's JSON document, and the line every field is on (1 when deepeval wrote it on one line)."""
     file = str(path)
-    lines = [(n, _decode(raw, file, n, lambda _: "<document>")) for n, raw in _lines(path)]
+    lines = [(n, decode_line(raw, file, n, lambda _: "<document>")) for n, raw in file_lines(path)]
     text = "\n".join(t for _, t in lines)
     if not text.strip():
         raise InputError("file is empty: expected a DeepEval test run (a JSON object with testCases)", file=file,

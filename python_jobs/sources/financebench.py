@@ -19,17 +19,17 @@ from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake, check_id
 from python_jobs.sources.landing import check_duplicates, existing_ids, file_digest, land
-from python_jobs.sources.lines import Period, _Record, read_jsonl
+from python_jobs.sources.lines import Period, Record, read_jsonl
 
 
-class FinanceBenchEvidence(_Record):
+class FinanceBenchEvidence(Record):
     evidence_text: StrictStr
     doc_name: StrictStr = Field(min_length=1)
     evidence_page_num: StrictInt = Field(ge=0)  # 0-based, as FinanceBench writes it
     evidence_text_full_page: StrictStr | None = None
 
 
-class FinanceBenchQuestion(_Record):
+class FinanceBenchQuestion(Record):
     financebench_id: StrictStr = Field(min_length=1)
     company: StrictStr | None = None
     doc_name: StrictStr = Field(min_length=1)
@@ -43,7 +43,7 @@ class FinanceBenchQuestion(_Record):
     evidence: list[FinanceBenchEvidence]
 
 
-class FinanceBenchDocument(_Record):
+class FinanceBenchDocument(Record):
     doc_name: StrictStr = Field(min_length=1)
     company: StrictStr | None = None
     gics_sector: StrictStr | None = None
@@ -52,7 +52,7 @@ class FinanceBenchDocument(_Record):
     doc_link: StrictStr | None = None
 
 
-class FinanceBenchAnswer(_Record):
+class FinanceBenchAnswer(Record):
     financebench_id: StrictStr = Field(min_length=1)
     model_name: StrictStr = Field(min_length=1)
     eval_mode: StrictStr

@@ -8,7 +8,7 @@ One object per line (docs/judges.md):
 - `metric` must be a judged metric of seeds/metrics.csv; `score` a JSON number on the metric's scale (integers for
   discrete metrics), or its not-applicable value / "N/A" when it has one (stored as the na_value: the human said
   N/A).
-  The scale rule is the judge's (python_jobs.judging.verdicts.check_score).
+  The scale rule is the judge's (python_jobs.judge.verdicts.check_score).
 - The answer run must be in the lake's generation_runs and the question among that run's answers.
 - One label per (answer run, question, metric) in a file. annotator and label are optional (label: the annotator's
   own wording, kept as written).
@@ -27,8 +27,8 @@ from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, Stric
 from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake
-from python_jobs.judging.metrics import load_metrics
-from python_jobs.judging.verdicts import check_score
+from python_jobs.judge.metrics import load_metrics
+from python_jobs.judge.verdicts import check_score
 from python_jobs.sources.lines import read_jsonl
 
 

@@ -1,6 +1,6 @@
 """What every ingest shares: frames typed by the contracts, one landing per load, ids already in the lake.
 
-The landing validates every frame against its contract through Great Expectations (python_jobs/core/validation.py),
+The landing validates every frame against its contract through Great Expectations (python_jobs/validation/),
 references included: an ingest checks by hand only what the contracts cannot say (a TREC docno that may be a chunk
 id, the question of a FinanceBench answer, duplicates within a file named as the file names them, ...).
 """

@@ -33,7 +33,7 @@ _KEY_BEFORE = re.compile(r'[{,]\s*"((?:[^"\\]|\\.)*)"')  # a string in key posit
 
 
 # ---- records ------------------------------------------------------------------------------------------------
-class _Record(BaseModel):
+class Record(BaseModel):
     # extra fields are kept (they go to `meta`), but declared ones must have the declared type
     model_config = ConfigDict(extra="allow", str_strip_whitespace=False)
 
@@ -100,7 +100,7 @@ def _json_key_at(text: str, pos: int) -> str:
     return keys[-1] if keys else "<record>"
 
 
-def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
+def file_lines(path: Path) -> Iterator[tuple[int, bytes]]:
     with open(path, "rb") as fh:
         for i, raw in enumerate(fh, start=1):
             yield i, _raw_line(i, raw)
@@ -113,7 +113,7 @@ def _raw_line(number: int, raw: bytes) -> bytes:
     return raw.rstrip(b"\r\n")
 
 
-def _decode(raw: bytes, file: str, line: int, field_of_replaced) -> str:
+def decode_line(raw: bytes, file: str, line: int, field_of_replaced) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -176,13 +176,13 @@ def jsonl_lines(path: str | Path) -> Iterator[tuple[int, object]]:
     """(line number, JSON value) of every non-blank line of a JSONL file: UTF-8 checked (the error names the field
     holding the bad bytes), a leading BOM dropped, duplicate keys refused."""
     file = str(path)
-    for line, raw in _lines(Path(path)):
-        text = _decode(raw, file, line, _bad_utf8_field_json)
+    for line, raw in file_lines(Path(path)):
+        text = decode_line(raw, file, line, _bad_utf8_field_json)
         if text.strip():  # blank lines (e.g. a trailing one) carry no record
             yield line, json_line(text, file, line)
 
 
-def _empty(file: str, first_field: str) -> InputError:
+def empty_file_error(file: str, first_field: str) -> InputError:
     return InputError("file is empty: expected at least one record", file=file, line=1, field=first_field)
 
 
@@ -203,7 +203,7 @@ def read_jsonl(path: str | Path, model: type[M], allow_empty: bool = False) -> l
         except ValidationError as exc:
             raise validation_error(exc, file, line, names) from None
     if not out and not allow_empty:
-        raise _empty(file, first_field)
+        raise empty_file_error(file, first_field)
     return out
 
 
@@ -224,9 +224,9 @@ def read_delimited(
     last column are ignored (trec_eval reads a run line's six fields and skips the rest of the line).
     """
     path = Path(path)
-    out = list(parse_delimited(_lines(path), str(path), model, columns, sep=sep, header=header, trailing=trailing))
+    out = list(parse_delimited(file_lines(path), str(path), model, columns, sep=sep, header=header, trailing=trailing))
     if not out and not allow_empty:
-        raise _empty(str(path), columns[0])
+        raise empty_file_error(str(path), columns[0])
     return out
 
 
@@ -272,7 +272,7 @@ def parse_delimited(
     at_start: bool | None = None  # the next record is the file's first (these lines start at the file's line 1)
     for line, raw in lines:
         at_start = line == 1 if at_start is None else at_start
-        text = _decode(raw, file, line, bad_field)
+        text = decode_line(raw, file, line, bad_field)
         if not text.strip():
             continue
         first_record, at_start = at_start, False
@@ -350,7 +350,7 @@ def file_blocks(path: str | Path, block_bytes: int) -> Iterator[tuple[int, bytes
 
 
 def block_lines(first: int, block: bytes) -> Iterator[tuple[int, bytes]]:
-    """The (line number, raw line) pairs of a `file_blocks` block, as `_lines` gives them for the whole file."""
+    """The (line number, raw line) pairs of a `file_blocks` block, as `file_lines` gives them for the whole file."""
     parts = block.split(b"\n")
     if parts and parts[-1] == b"":
         parts.pop()

@@ -45,7 +45,8 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, Validat
 from python_jobs.core.console import say
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake, check_id
-from python_jobs.judging.metrics import external_metric_name, load_metrics
+from python_jobs.judge.metrics import external_metric_name, load_metrics
+from python_jobs.sources.external_exports import load_export
 from python_jobs.sources.external_runs import (
     REPEAT_FIELD,
     Declaration,
@@ -54,9 +55,8 @@ from python_jobs.sources.external_runs import (
     ExternalScore,
     default_run_id,
     land_external_runs,
-    load_export,
 )
-from python_jobs.sources.lines import _decode, _lines, jsonl_lines, validation_error
+from python_jobs.sources.lines import decode_line, file_lines, jsonl_lines, validation_error
 
 TOOL = "ragas"
 LIST_FIELDS = ("retrieved_contexts", "reference_contexts", "retrieved_context_ids", "reference_context_ids",
@@ -127,7 +127,7 @@ def _cell_list(value: str, file: str, line: int, name: str) -> Any:
 def _csv_records(path: Path) -> list[tuple[int, dict[str, Any]]]:
     """(line the record starts on, {column: text}) of a CSV file; lists parsed from their reprs."""
     file = str(path)
-    text = "\n".join(_decode(raw, file, n, lambda _: "<record>") for n, raw in _lines(path))
+    text = "\n".join(decode_line(raw, file, n, lambda _: "<record>") for n, raw in file_lines(path))
     reader = csv.reader(io.StringIO(text))
     try:
         header = next(reader)

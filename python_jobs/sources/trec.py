@@ -24,9 +24,9 @@ from python_jobs.sources.landing import (
     write_slice,
 )
 from python_jobs.sources.lines import (
-    _empty,
-    _Record,
+    Record,
     block_lines,
+    empty_file_error,
     file_blocks,
     integer,
     parse_delimited,
@@ -42,14 +42,14 @@ TREC_RUN_SCHEMA = {"topic": pl.String, "q0": pl.String, "docno": pl.String, "ran
                    "tag": pl.String}
 
 
-class TrecQrel(_Record):
+class TrecQrel(Record):
     topic: str = Field(min_length=1)
     iteration: str
     docno: str = Field(min_length=1)
     rel: integer(TREC_QREL_SCHEMA["rel"])
 
 
-class TrecRunRow(_Record):
+class TrecRunRow(Record):
     topic: str = Field(min_length=1)
     q0: str
     docno: str = Field(min_length=1)
@@ -58,7 +58,7 @@ class TrecRunRow(_Record):
     tag: str = Field(min_length=1)
 
 
-class CsvRunRow(_Record):
+class CsvRunRow(Record):
     query_id: str = Field(min_length=1)
     corpus_id: str = Field(min_length=1)
 
@@ -67,7 +67,7 @@ class CsvRunRow(_Record):
 QRELS_FIELDS = {"evidence": {"question_id": "topic", "doc_id": "docno", "chunk_id": "docno", "relevance": "rel"}}
 
 
-def _read_trec(path: Path, model: type[_Record], schema: dict[str, pl.DataType], keep: list[str],
+def _read_trec(path: Path, model: type[Record], schema: dict[str, pl.DataType], keep: list[str],
                trailing: bool = False, block: tuple[int, bytes] | None = None) -> pl.DataFrame:
     """`_line` + the `keep` columns of the schema (all are checked): the vectorised reader, or the per-line one
     (which names the line and field of what is wrong). `trailing`: text after the last column is ignored. `block`:
@@ -87,7 +87,7 @@ def _read_trec(path: Path, model: type[_Record], schema: dict[str, pl.DataType],
     return frame
 
 
-def _trec_slices(path: Path, model: type[_Record], schema: dict[str, pl.DataType], keep: list[str], trailing: bool,
+def _trec_slices(path: Path, model: type[Record], schema: dict[str, pl.DataType], keep: list[str], trailing: bool,
                  n_slices: int, work: Path) -> list[Callable[[], pl.DataFrame]]:
     """The parsed file (`_read_trec`) in `n_slices` question-aligned slices, each a function that reads it.
 
@@ -107,7 +107,7 @@ def _trec_slices(path: Path, model: type[_Record], schema: dict[str, pl.DataType
             pieces[i].append(write_slice(piece, work, f"parsed-{i:05d}", b))
         del frame
     if not rows:
-        raise _empty(str(path), next(iter(schema)))
+        raise empty_file_error(str(path), next(iter(schema)))
     return [lambda files=files: pl.read_parquet(files) if files else pl.DataFrame(
         schema={"_line": pl.Int64, **{n: schema[n] for n in keep}}) for files in pieces]
 

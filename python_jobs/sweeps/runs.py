@@ -6,7 +6,7 @@ run row and run id are exactly those of `finrag retrieve` / `finrag answer` with
 
 - Checked whole before anything runs or lands (`plan_sweep`): the grid's structure, then every configuration's
   config object, its chunking, its run id (known from the config hash before running: retrieval.runs /
-  answers.runs `planned_run_id`) and that no two configurations are the same run. An error names the grid file,
+  generation.runs `planned_run_id`) and that no two configurations are the same run. An error names the grid file,
   the line of the setting's key or value and its path (`parameters.rrf_k[1]`), and the configuration it failed in.
 - The sweep's id is `<dataset>-sweep-<hash 10>` of the grid as parsed and the run ids it expands to. Its lake rows
   (`sweeps`: the grid, parameters, baseline run; `sweep_runs`: each run's parameter values) land before the runs,
@@ -46,17 +46,19 @@ from typing import Any
 import polars as pl
 from filelock import FileLock
 
-from python_jobs.answers.runs import AnswerConfig, run_answers
-from python_jobs.answers.runs import planned_run_id as planned_answer_run_id
 from python_jobs.core.console import progress as console_progress
 from python_jobs.core.console import say
 from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError, JobError
 from python_jobs.core.lake import Lake, check_id
+from python_jobs.core.run_ids import derived_id
 from python_jobs.core.shards import SHARDS_KEY, Shard
 from python_jobs.corpus.chunking import ChunkerSpec, ChunkingConfig, run_chunk
 from python_jobs.corpus.indexing import index_chunks
+from python_jobs.corpus.lake_chunks import resolve_chunker
 from python_jobs.corpus.tokenizers import LoadedTokenizer
+from python_jobs.generation.runs import AnswerConfig, run_answers
+from python_jobs.generation.runs import planned_run_id as planned_answer_run_id
 from python_jobs.llm.config import LLMConfig
 from python_jobs.llm.server import start_embedded_server
 from python_jobs.retrieval.dense import DenseConfig
@@ -159,7 +161,7 @@ def _retrieval(lake: Lake, grid: Grid, point: Point, llm_config: LLMConfig | Non
         rest["chunker_id"] = chunking[0].chunker_id
     cfg: RetrievalConfig = _checked(grid, point, lambda: RetrievalConfig.from_dict({"dataset": grid.dataset, **rest}))
     chunker_id = chunking[0].chunker_id if chunking else _checked(
-        grid, point, lambda: lake.resolve_chunker(grid.dataset, cfg.chunker_id))
+        grid, point, lambda: resolve_chunker(lake, grid.dataset, cfg.chunker_id))
     llm = llm_config if cfg.retriever.uses_llm else None
     run_id = _checked(grid, point, lambda: planned_retrieval_run_id(cfg, chunker_id, llm))
     dense = next((s for s in cfg.retriever.stages if isinstance(s, DenseConfig)), None)
@@ -175,13 +177,12 @@ def _answer(lake: Lake, grid: Grid, point: Point, llm_config: LLMConfig) -> Conf
             raise grid.error(f"not a setting of an answer run; its settings: {', '.join(known)}",
                              grid.place(name, point))
     cfg: AnswerConfig = _checked(grid, point, lambda: AnswerConfig.from_dict({"dataset": grid.dataset, **settings}))
-    run_id = _checked(grid, point, lambda: planned_answer_run_id(str(lake.home), cfg, llm_config))
+    run_id = _checked(grid, point, lambda: planned_answer_run_id(lake, cfg, llm_config))
     return Configuration(point, cfg, run_id)
 
 
-def plan_sweep(home: str | Path | None, grid: Grid, llm_config: LLMConfig | None = None) -> SweepPlan:
+def plan_sweep(lake: Lake, grid: Grid, llm_config: LLMConfig | None = None) -> SweepPlan:
     """Every configuration of the grid with its config object and run id, checked (nothing runs or lands)."""
-    lake = Lake(home)
     # the check every run makes first (run_retrieval, run_answers), made here: a dry run checks what the run will
     # check, and a real one fails before landing the sweep's rows or chunking anything
     if lake.read("questions", where={"dataset": grid.dataset}, columns=["question_id"]).height == 0:
@@ -203,8 +204,7 @@ def plan_sweep(home: str | Path | None, grid: Grid, llm_config: LLMConfig | None
     baseline_run_id = next(c.run_id for c in configurations if c.point == baseline) if baseline else None
     digest = hashlib.sha256(json.dumps({"grid": json.loads(grid.as_json()),
                                         "runs": [c.run_id for c in configurations]}, sort_keys=True).encode())
-    ds = re.sub(r"[^A-Za-z0-9_.-]", "_", grid.dataset)[:60]
-    sweep_id = check_id(f"{ds}-sweep-{digest.hexdigest()[:10]}", "sweep id")
+    sweep_id = check_id(derived_id(grid.dataset, "sweep", digest.hexdigest()), "sweep id")
     return SweepPlan(sweep_id, grid, configurations, baseline_run_id)
 
 
@@ -254,20 +254,19 @@ def _prepare(lake: Lake, dataset: str, configurations: list[Configuration], prog
         for chunker_id, (spec, tok) in chunkings.items():
             if f"{dataset}.{chunker_id}" not in have:
                 say(f"sweep: chunking {dataset} as {chunker_id}")
-                run_chunk(dataset, spec, tok, lake)
+                run_chunk(lake, dataset, spec, tok)
                 chunked += 1
         for index in dict.fromkeys(c.index for c in configurations if c.index):
-            out = index_chunks(lake.home, dataset, index.chunker_id, index.embedder, index.long_text, ann=index.ann,
+            out = index_chunks(lake, dataset, index.chunker_id, index.embedder, index.long_text, ann=index.ann,
                                progress=progress)
             indexed += int(out["embedded"])  # type: ignore[call-overload]
     return {"chunkings_made": chunked, "chunks_embedded": indexed}
 
 
-def run_sweep(home: str | Path | None, plan: SweepPlan, llm_config: LLMConfig | None = None, *,
+def run_sweep(lake: Lake, plan: SweepPlan, llm_config: LLMConfig | None = None, *,
               shard: Shard | None = None, dry_run: bool = False, progress: bool = True) -> dict[str, Any]:
     """Land the sweep's rows and run its configurations of `shard` that have not landed (see the module docstring).
     With `dry_run`, only say what would run."""
-    lake = Lake(home)
     grid = plan.grid
     landed = landed_runs(lake, plan)
     mine = plan.mine(shard)
@@ -304,10 +303,10 @@ def run_sweep(home: str | Path | None, plan: SweepPlan, llm_config: LLMConfig | 
                 say(f"sweep: {c.point.describe()} -> {c.run_id}")
                 try:
                     if isinstance(c.config, RetrievalConfig):
-                        run_id = str(run_retrieval(lake.home, c.config, progress=False,
+                        run_id = str(run_retrieval(lake, c.config, progress=False,
                                                    llm_config=llm_config if c.uses_llm else None)["run_id"])
                     else:
-                        run_id = run_answers(str(lake.home), c.config, llm_config)
+                        run_id = run_answers(lake, c.config, llm_config)
                 except JobError as exc:  # an answer run whose calls all failed has landed with its errors
                     failed.append(f"{c.point.describe()} ({exc})")
                     run_id = c.run_id

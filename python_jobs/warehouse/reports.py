@@ -11,7 +11,7 @@
 `finrag report --judged [--run-id JUDGE_OR_ANSWER_RUN]`: every judged mean (mart_judge_leaderboard's) with how far it
 can be trusted, mart_judge_trust's state beside it - calibrated (the PPI++ or human mean of the human metric it
 predicts, with its interval), uncalibrated, or no better than chance against humans (kappa and its interval) -
-written out by python_jobs/judging/trust.py, the one wording the demo's printout and the dashboard use too.
+written out by python_jobs/judge/trust.py, the one wording the demo's printout and the dashboard use too.
 
 Nothing is computed here: every number is a mart value, so the report and the SQL marts cannot disagree; and no
 measure name is written here: they are the registry's, so a metric given a trec_eval name there is reported.
@@ -24,7 +24,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from python_jobs.core.errors import InputError
-from python_jobs.judging.trust import trust_note
+from python_jobs.judge.trust import trust_note
 from python_jobs.warehouse.queries import select
 
 DEFAULT_TARGET = "dev"  # profiles.yml: DuckDB

@@ -10,6 +10,7 @@ import lancedb
 import pytest
 
 from python_jobs.core.errors import InputError
+from python_jobs.core.lake import Lake
 from python_jobs.corpus.indexing import index_chunks
 from support.toy_corpus import DATASET, FLAT, land_corpus
 
@@ -19,12 +20,12 @@ pytestmark = pytest.mark.slow
 def test_index_bad_input(home: Path, finrag):
     land_corpus(home)
     with pytest.raises(InputError, match="several chunkers") as e:
-        index_chunks(home, DATASET, None, progress=False)
+        index_chunks(Lake(home), DATASET, None, progress=False)
     assert e.value.field == "chunker_id"
     with pytest.raises(InputError, match="cannot load model 'nobody/nothing'"):
-        index_chunks(home, DATASET, FLAT, embedder="nobody/nothing", progress=False)
+        index_chunks(Lake(home), DATASET, FLAT, embedder="nobody/nothing", progress=False)
     with pytest.raises(InputError, match="at least 256 vectors"):
-        index_chunks(home, DATASET, FLAT, ann=True, progress=False)
+        index_chunks(Lake(home), DATASET, FLAT, ann=True, progress=False)
     assert not (home / "lance").exists() or not lancedb.connect(str(home / "lance")).list_tables().tables
     proc = finrag("index", "--dataset", "nope", check=False)
     assert proc.returncode == 2 and "no chunks for dataset 'nope'" in proc.stderr

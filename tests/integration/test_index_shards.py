@@ -16,6 +16,7 @@ import polars as pl
 import pytest
 
 from python_jobs.core.errors import InputError
+from python_jobs.core.lake import Lake
 from python_jobs.core.shards import Shard
 from python_jobs.corpus.indexing import index_chunks
 from python_jobs.corpus.vectors import table_name
@@ -44,12 +45,12 @@ def test_index_shards_run_concurrently_and_equal_the_unsharded_index(tmp_path: P
     whole, sharded = tmp_path / "whole", tmp_path / "sharded"
     lake = land_corpus(sharded, parent_child=False)
     land_corpus(whole, parent_child=False)
-    index_chunks(whole, DATASET, FLAT, progress=False)
+    index_chunks(Lake(whole), DATASET, FLAT, progress=False)
     env = {**os.environ, "FINRAG_HOME": str(sharded)}
     procs = [subprocess.Popen([sys.executable, "-m", "python_jobs.cli", "index", "--dataset", DATASET, "--chunker-id",
                                FLAT, "--shard", str(shard), "--threads", "1", "--json"], cwd=PROJECT, env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for shard in SHARDS[:2]]
-    index_chunks(sharded, DATASET, FLAT, progress=False, shard=SHARDS[2])  # the third meanwhile, in this process
+    index_chunks(Lake(sharded), DATASET, FLAT, progress=False, shard=SHARDS[2])  # the third meanwhile, in this process
     outs = [p.communicate(timeout=300) for p in procs]
     assert all(p.returncode == 0 for p in procs), [err for _, err in outs]
     assert_same_index(whole, sharded)
@@ -60,17 +61,17 @@ def test_index_shards_run_concurrently_and_equal_the_unsharded_index(tmp_path: P
                for shard in SHARDS[:2]}
     lake.land_one("chunks", f"{DATASET}.{FLAT}", chunks.with_columns(
         pl.col("chunk_id").replace_strict(changed, default=pl.col("text")).alias("text")))
-    out = index_chunks(sharded, DATASET, FLAT, progress=False, shard=SHARDS[1])
+    out = index_chunks(Lake(sharded), DATASET, FLAT, progress=False, shard=SHARDS[1])
     assert (out["embedded"], out["deleted"], out["merged"]) == (1, 1, 1)
     texts = dict(lance_rows(sharded).select("chunk_id", "text").iter_rows())
     mine, other = (next(c for c in changed if s.owns(c)) for s in (SHARDS[1], SHARDS[0]))
     assert texts[mine] == changed[mine] and texts[other] != changed[other]
-    index_chunks(sharded, DATASET, FLAT, progress=False, shard=SHARDS[0])
+    index_chunks(Lake(sharded), DATASET, FLAT, progress=False, shard=SHARDS[0])
     lake_whole = land_corpus(whole, parent_child=False)
     lake_whole.land_one("chunks", f"{DATASET}.{FLAT}", lake.read_partition("chunks", f"{DATASET}.{FLAT}")
                         .drop("load_id", "created_at"))
-    index_chunks(whole, DATASET, FLAT, progress=False)
+    index_chunks(Lake(whole), DATASET, FLAT, progress=False)
     assert_same_index(whole, sharded)
 
     with pytest.raises(InputError, match="run `finrag index --ann` unsharded"):
-        index_chunks(sharded, DATASET, FLAT, progress=False, ann=True, shard=Shard(1, 2))
+        index_chunks(Lake(sharded), DATASET, FLAT, progress=False, ann=True, shard=Shard(1, 2))

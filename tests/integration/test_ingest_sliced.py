@@ -19,7 +19,7 @@ import polars as pl
 import pytest
 
 from python_jobs.core.lake import Lake
-from python_jobs.core.validation import stored_results
+from python_jobs.validation.results import stored_results
 from support.cli import run_finrag
 from support.paths import PROJECT
 from support.shared_home import copy_home

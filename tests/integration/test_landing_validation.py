@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from python_jobs.core.lake import Lake
-from python_jobs.core.validation import stored_results
+from python_jobs.validation.results import stored_results
 from support.cli import run_finrag
 from support.paths import PROJECT, SHARED_DATA
 from support.validation_home import BAD_RUN, GOOD, UNKNOWN_TOPIC, land_good_and_bad

@@ -23,7 +23,7 @@ def result(stdout: str) -> dict[str, object]:
 
 def test_cli_train_retrieve_build(home, finrag):
     land_page_corpus(home)
-    index_chunks(home, DATASET, CHUNKER, progress=False)
+    index_chunks(Lake(home), DATASET, CHUNKER, progress=False)
     bad = finrag("train-page-scorer", "--dataset", DATASET, "--folds", "9", check=False)
     assert bad.returncode == 2 and "fewer than --folds 9" in bad.stderr
 

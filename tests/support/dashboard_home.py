@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,9 +40,6 @@ from support.cli import MODELS_ONLY, run_finrag
 from support.fake_llm import Behaviour, FakeLLM
 from support.paths import PROJECT, SHARED_DATA
 from support.shared_home import copy_home, shared_home
-
-if str(PROJECT) not in sys.path:  # `dashboards` (the app's data functions) is imported from the checkout
-    sys.path.insert(0, str(PROJECT))
 
 DATASET = "demo_synthetic"
 # the marts, not the data and unit tests of every model: those are other suites' business

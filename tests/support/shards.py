@@ -10,10 +10,10 @@ from pathlib import Path
 
 import polars as pl
 
-from python_jobs.answers.runs import AnswerConfig, run_answers
 from python_jobs.core.lake import Lake
 from python_jobs.core.shards import Shard
-from python_jobs.judging.runs import JudgeConfig, run_judge
+from python_jobs.generation.runs import AnswerConfig, run_answers
+from python_jobs.judge.runs import JudgeConfig, run_judge
 from python_jobs.llm.config import LLMConfig
 from support.retrieval_runs import retrieve as run_retrieve
 from support.toy_corpus import DATASET, FLAT, QUESTIONS, land_corpus
@@ -80,10 +80,10 @@ def retrieve(home: Path, shard: Shard | None = None, k: int = 3) -> dict[str, ob
 
 def answer(home: Path, fake_url: str, shard: Shard | None = None) -> str:
     cfg = AnswerConfig(retrieval_run_id=RUN_ID, k=2, max_tokens=64, ledger_batch=4)
-    return run_answers(str(home), cfg, llm(fake_url), shard=shard)
+    return run_answers(Lake(home), cfg, llm(fake_url), shard=shard)
 
 
 def judge(home: Path, fake_url: str, answer_run_id: str, shard: Shard | None = None, repeats: int = 1) -> str:
     cfg = JudgeConfig(answer_run_id=answer_run_id, metrics=["correctness", "faithfulness"], max_tokens=64,
                       ledger_batch=4, repeats=repeats)
-    return run_judge(str(home), cfg, llm(fake_url), shard=shard)
+    return run_judge(Lake(home), cfg, llm(fake_url), shard=shard)

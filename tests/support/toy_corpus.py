@@ -91,5 +91,5 @@ def ranking(lake: Lake, run_id: str, qid: str) -> list[str]:
 def land_flat_indexed(home: Path) -> Lake:
     """The corpus with the flat chunking only, indexed (the LLM query-rewriting retrievers' toy lake)."""
     lake = land_corpus(home, parent_child=False)
-    index_chunks(home, DATASET, FLAT, progress=False)
+    index_chunks(Lake(home), DATASET, FLAT, progress=False)
     return lake

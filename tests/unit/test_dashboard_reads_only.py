@@ -1,7 +1,8 @@
-"""The dashboard only reads: every query of dashboards/data.py is a plain select over published marts (no join, no
-group by or aggregate, no window, no CTE or subquery, no set operation, no table function, no lake table), no rule
-list (granularities, slice dimensions) is spelled under dashboards/, and each page's exposure
-(models/marts/_dashboard__exposures.yml) names the models the page reads. Static: parsed with ast and sqlglot."""
+"""The dashboard only reads: every query of the dashboards/data/ modules is a plain select over published marts (no
+join, no group by or aggregate, no window, no CTE or subquery, no set operation, no table function, no lake table), no
+rule list (granularities, slice dimensions) is spelled under dashboards/, each page reads through its own data module
+and the shared ones only, and each page's exposure (models/marts/_dashboard__exposures.yml) names the models the page
+reads. Static: parsed with ast and sqlglot."""
 
 from __future__ import annotations
 
@@ -16,8 +17,10 @@ from sqlglot import exp
 from python_jobs.core.rules import RULES
 from support.paths import PROJECT
 
-DATA = PROJECT / "dashboards" / "data.py"
+DATA = PROJECT / "dashboards" / "data"
 VIEWS = PROJECT / "dashboards" / "views"
+# the data modules every page may read besides its own (dashboards/data/<page>.py)
+SHARED = {"common", "published", "diagnosis"}
 # what a plain select may not hold: each would be a rule, a join or a computation of the dashboard's own
 FORBIDDEN = {
     "a join": exp.Join, "a group by": exp.Group, "an aggregate": exp.AggFunc, "a window": exp.Window,
@@ -33,18 +36,34 @@ def published_names() -> set[str]:
 
 
 def sql_text(node: ast.expr) -> str:
-    """A query's SQL: a string, or an f-string whose placeholders (filters built by _in_list) read as `true`."""
+    """A query's SQL: a string, or an f-string whose placeholders (filters built by in_list) read as `true`."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
     assert isinstance(node, ast.JoinedStr), ast.unparse(node)
     return "".join(v.value if isinstance(v, ast.Constant) else "true" for v in node.values)
 
 
+def data_modules() -> dict[str, ast.Module]:
+    """Every module of the dashboards/data package, by name, parsed."""
+    return {p.stem: ast.parse(p.read_text()) for p in sorted(DATA.glob("*.py")) if p.stem != "__init__"}
+
+
+def data_functions() -> dict[str, tuple[str, ast.FunctionDef]]:
+    """Every top-level function of the data package -> (its module, its node). A name is defined once in the package,
+    so a call resolves to one function wherever it is imported."""
+    found: dict[str, tuple[str, ast.FunctionDef]] = {}
+    for module, tree in data_modules().items():
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef):
+                assert node.name not in found, f"{node.name} in {found[node.name][0]} and {module}"
+                found[node.name] = (module, node)
+    return found
+
+
 def queries() -> list[tuple[str, str, list[str]]]:
-    """(function, SQL, marts) of every query(...) call in data.py."""
-    tree = ast.parse(DATA.read_text())
+    """(function, SQL, marts) of every query(...) call in the data package."""
     found = []
-    for function in [n for n in tree.body if isinstance(n, ast.FunctionDef)]:
+    for _, function in data_functions().values():
         for call in ast.walk(function):
             if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "query":
                 marts = next((k.value for k in call.keywords if k.arg == "marts"), ast.List(elts=[]))
@@ -83,10 +102,11 @@ def test_every_query_is_a_select_over_marts() -> None:
 
 
 def test_data_reads_nothing_but_the_published_marts() -> None:
-    source = DATA.read_text()
-    # one connection, in query(): its views over the files the published manifest names
-    assert source.count("duckdb.connect(") == 1 and source.count("read_parquet(") == 1
-    for path in [DATA, *VIEWS.glob("*.py"), PROJECT / "dashboards" / "ui.py", PROJECT / "dashboards" / "app.py"]:
+    sources = {p.name: p.read_text() for p in DATA.glob("*.py")}
+    # one connection, in published.query(): its views over the files the published manifest names
+    for call in ("duckdb.connect(", "read_parquet("):
+        assert {name: text.count(call) for name, text in sources.items() if call in text} == {"published.py": 1}
+    for path in sorted((PROJECT / "dashboards").rglob("*.py")):
         text = path.read_text()
         assert "python_jobs.core.lake" not in text and "inventory" not in text, path
         assert not re.search(r"\blake_\w+|/\s*\"lake\"|'lake'", text), f"{path}: reads the lake"
@@ -113,17 +133,25 @@ def test_no_rule_lists_in_dashboards() -> None:
         assert "THRESHOLD" not in path.read_text(), f"{path}: a threshold of its own"
 
 
+def called_name(call: ast.Call) -> str | None:
+    """The name a call calls: `f(...)` (a function of its own module, or imported by name) or `module.f(...)`."""
+    if isinstance(call.func, ast.Name):
+        return call.func.id
+    if isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name):
+        return call.func.attr
+    return None
+
+
 def data_function_marts() -> dict[str, set[str]]:
-    """data.py function -> the marts it reads, through the data functions it calls (diagnose's conditional reads
-    apart: see below)."""
-    tree = ast.parse(DATA.read_text())
-    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    """Data function -> the marts it reads, through the data functions it calls, in its module or another
+    (diagnose's conditional reads apart: see below)."""
+    functions = {name: node for name, (_, node) in data_functions().items()}
     direct: dict[str, set[str]] = {}
     calls: dict[str, set[str]] = {}
     for name, node in functions.items():
         direct[name] = {m for f, _, marts in queries() if f == name for m in marts}
-        calls[name] = {c.func.id for c in ast.walk(node) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
-                       and c.func.id in functions and c.func.id != name}
+        calls[name] = {called for c in ast.walk(node) if isinstance(c, ast.Call)
+                       and (called := called_name(c)) in functions and called != name}
 
     def reach(name: str, seen: frozenset[str] = frozenset()) -> set[str]:
         out = set(direct[name])
@@ -134,14 +162,33 @@ def data_function_marts() -> dict[str, set[str]]:
     return {name: reach(name) for name in functions}
 
 
-def page_reads(page: Path, marts_of: dict[str, set[str]]) -> tuple[set[str], set[str]]:
-    """(marts the page reads for sure, marts it may read): its data.* calls; ui.empty_state's diagnose reads
-    mart_datasets always and other marts only for some causes."""
+def page_data_calls(page: Path) -> set[str]:
+    """The data functions a page calls, through the data modules it imports (`from dashboards.data import leaderboard
+    as data, common`: `data.f(...)`, `common.g(...)`); each must be defined in the module it is called on, and a
+    page imports its own data module (named like the page) and the shared ones only."""
     tree = ast.parse(page.read_text())
-    called = {c.func.attr for c in ast.walk(tree) if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
-              and isinstance(c.func.value, ast.Name) and c.func.value.id == "data"}
-    empty_state = any(isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr == "empty_state"
-                      for c in ast.walk(tree))
+    modules = {alias.asname or alias.name: alias.name for node in ast.walk(tree)
+               if isinstance(node, ast.ImportFrom) and node.module == "dashboards.data" for alias in node.names}
+    assert set(modules.values()) <= SHARED | {page.stem}, (page.stem, sorted(modules.values()))
+    assert not [node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                and (node.module or "").startswith("dashboards.data.")], f"{page}: import the module, not its names"
+    defined = {name: module for name, (module, _) in data_functions().items()}
+    called = set()
+    for call in ast.walk(tree):
+        if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and isinstance(call.func.value, ast.Name) and call.func.value.id in modules):
+            assert defined.get(call.func.attr) == modules[call.func.value.id], (page.stem, ast.unparse(call.func))
+            called.add(call.func.attr)
+    return called
+
+
+def page_reads(page: Path, marts_of: dict[str, set[str]]) -> tuple[set[str], set[str]]:
+    """(marts the page reads for sure, marts it may read): its data module calls; the diagnose of ui.empty_state
+    (and of ui.require, which shows it) reads mart_datasets always and other marts only for some causes."""
+    tree = ast.parse(page.read_text())
+    called = page_data_calls(page)
+    empty_state = any(isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
+                      and c.func.attr in ("empty_state", "require") for c in ast.walk(tree))
     sure = set().union(*(marts_of[f] for f in called - {"diagnose"})) if called - {"diagnose"} else set()
     if empty_state or "diagnose" in called:
         sure |= marts_of["dataset_counts"]

@@ -12,7 +12,7 @@ What counts as a path (the rules of `named_paths`):
 - a Markdown link target (`[text](img/x.png)`): relative to the Markdown file, as a renderer resolves it;
 - `../shared/...`: relative to the checkout, checked where shared/ is beside it (CI lays it there);
 - a dotted name under a package of the repository (`python_jobs.core.lake.Lake.land`) or a module path followed by an
-  object (`python_jobs/judging.check_score`): the longest prefix that is a module must exist and the rest must be
+  object (`python_jobs/judge.check_score`): the longest prefix that is a module must exist and the rest must be
   defined in it (top-level names, then class members, followed through the module's imports), read from the AST.
 Left alone: paths under `$FINRAG_HOME/`, `~/` or another absolute root (a home's lake, caches: not the repository),
 URLs, and anything preceded by a `/` or `.` (a tail of a longer token that is not the repository's)."""
@@ -135,7 +135,7 @@ def named_paths(repo: Repo, file: str, text: str) -> list[tuple[str, bool]]:
         elif repo.exists(path):
             ok = True
         elif path.split("/", 1)[0] in packages and not path.endswith(tuple(f".{e}" for e in SOURCE_EXTENSIONS)):
-            ok = resolves(repo, path.replace("/", "."))  # python_jobs/judging.check_score
+            ok = resolves(repo, path.replace("/", "."))  # python_jobs/judge.check_score
         else:
             ok = False
         found.append((m.start(), path, ok))
@@ -193,7 +193,7 @@ def _defined(repo: Repo, module: str, names: list[str]) -> bool:
                         return (resolves(repo, ".".join([node.module, alias.name, *names[depth + 1:]]))
                                 if node.module.split(".")[0] == module.split("/")[0] else True)
         if found is None:
-            # a submodule of a package (python_jobs.judging.verdicts) is not in its __init__'s body
+            # a submodule of a package (python_jobs.judge.verdicts) is not in its __init__'s body
             package = Path(module).parent.as_posix()
             sub = next((c for c in (f"{package}/{name}.py", f"{package}/{name}/__init__.py") if c in repo.files), None)
             return (module.endswith("__init__.py") and depth == 0 and sub is not None

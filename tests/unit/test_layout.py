@@ -1,7 +1,9 @@
 """The layout rules, checked on the source (AST only, nothing imported): no library module imports a command (only
 python_jobs/commands/ and python_jobs/cli.py may), only those import click, and no test module imports another
-test module (tests share code through tests/support/ and fixtures through conftest.py files), and no two
-modules of one package differ only by a suffix; the last test shows each rule failing on a tree that breaks it."""
+test module (tests share code through tests/support/ and fixtures through conftest.py files), no module of
+python_jobs/ or dashboards/ imports another module's `_private` name, no module of python_jobs/core/ imports a
+python_jobs module outside core, and no two modules of one package differ only by a suffix; the last test shows each
+rule failing on a tree that breaks it."""
 
 from __future__ import annotations
 
@@ -12,10 +14,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = "python_jobs"
 COMMANDS = f"{PACKAGE}.commands"
+# the layer every package builds on: it imports nothing of python_jobs outside itself (the lake's validator is
+# registered from outside: python_jobs/validation/__init__.py)
+CORE = f"{PACKAGE}.core"
 # the command layer: the only modules allowed to import commands and click
 CLI_LAYER = ("python_jobs/commands/", "python_jobs/cli.py")
 # the project's non-test code; tests are left out of the click rule (a test may drive a command through click)
 CODE_DIRS = ("python_jobs", "dashboards", "bench")
+# where a module's `_name` is its own: another module needing it means it is public (tests may reach in)
+PRIVATE_RULE_DIRS = ("python_jobs", "dashboards")
 
 
 def module_name(path: Path, root: Path) -> str:
@@ -90,6 +97,28 @@ def imports_between_test_modules(root: Path) -> list[str]:
     return found
 
 
+def private_imports(root: Path) -> list[str]:
+    """`from M import _name` (one leading underscore; dunders are Python's own) in python_jobs/ and dashboards/."""
+    found = []
+    for path in python_files(root, *PRIVATE_RULE_DIRS):
+        for node, _ in imports(path, root):
+            if isinstance(node, ast.ImportFrom) and any(
+                    a.name.startswith("_") and not a.name.startswith("__") for a in node.names):
+                found.append(where(path, root, node))
+    return found
+
+
+def core_imports_outside_core(root: Path) -> list[str]:
+    """Imports, in any module under python_jobs/core/, of a python_jobs module outside core (relative imports
+    resolved; the bare package `python_jobs` is left out: importing any core module has already imported it)."""
+    found = []
+    for path in python_files(root, CORE.replace(".", "/")):
+        for node, names in imports(path, root):
+            if any(n.startswith(f"{PACKAGE}.") and n != CORE and not n.startswith(f"{CORE}.") for n in names):
+                found.append(where(path, root, node))
+    return found
+
+
 def test_no_library_module_imports_a_command() -> None:
     assert len([p for p in python_files(ROOT, PACKAGE) if not in_cli_layer(p, ROOT)]) > 20  # the scan sees the code
     offending = library_imports_of_commands(ROOT)
@@ -108,6 +137,20 @@ def test_no_test_module_imports_another() -> None:
     offending = imports_between_test_modules(ROOT)
     assert not offending, ("test code imports a test module or conftest (share helpers through tests/support/ and "
                            "fixtures through conftest.py):\n" + "\n".join(offending))
+
+
+def test_core_imports_nothing_outside_core() -> None:
+    assert len(python_files(ROOT, CORE.replace(".", "/"))) > 5  # the scan sees core
+    offending = core_imports_outside_core(ROOT)
+    assert not offending, ("python_jobs/core/ imports a python_jobs module outside core (core is what the other "
+                           "packages build on; invert the dependency as core/validator.py does):\n"
+                           + "\n".join(offending))
+
+
+def test_no_module_imports_another_modules_private_name() -> None:
+    offending = private_imports(ROOT)
+    assert not offending, ("a module imports another module's private name (make it public where it is, or move it "
+                           "to the module that uses it):\n" + "\n".join(offending))
 
 
 ENGLISH_SUFFIXES = {"s", "es", "er", "ers", "ing", "ion", "ions", "ed", "ment", "ments"}
@@ -150,6 +193,15 @@ def test_the_layout_checks_catch_what_they_forbid(tmp_path: Path) -> None:
     (tmp_path / "python_jobs" / "judging" / "runs.py").write_text(
         "import click\nfrom ..commands import judge\nfrom python_jobs.commands.judge import main\n")
     (tmp_path / "python_jobs" / "judge.py").write_text("")
+    (tmp_path / "python_jobs" / "core").mkdir()
+    (tmp_path / "python_jobs" / "core" / "__init__.py").write_text("")
+    (tmp_path / "python_jobs" / "core" / "lake.py").write_text(
+        "import python_jobs\nfrom python_jobs.core import errors\nfrom .config import home\n"
+        "from python_jobs.validation import expectations\nfrom ..corpus import chunking\n"
+        "from python_jobs import validation\n")
+    (tmp_path / "dashboards").mkdir()
+    (tmp_path / "dashboards" / "app.py").write_text(
+        "from __future__ import annotations\nfrom python_jobs.judging.runs import _parse, load\nfrom .data import _q\n")
     (tmp_path / "tests" / "test_b.py").write_text("from test_a import helper\nimport conftest\n")
     assert library_imports_of_commands(tmp_path) == [
         "python_jobs/judging/runs.py:2: from ..commands import judge",
@@ -160,3 +212,12 @@ def test_the_layout_checks_catch_what_they_forbid(tmp_path: Path) -> None:
         "tests/test_b.py:1: from test_a import helper", "tests/test_b.py:2: import conftest",
     ]
     assert near_homonyms(tmp_path, PACKAGE) == ["python_jobs: judge / judging"]
+    assert private_imports(tmp_path) == [
+        "dashboards/app.py:2: from python_jobs.judging.runs import _parse, load",
+        "dashboards/app.py:3: from .data import _q",
+    ]
+    assert core_imports_outside_core(tmp_path) == [
+        "python_jobs/core/lake.py:4: from python_jobs.validation import expectations",
+        "python_jobs/core/lake.py:5: from ..corpus import chunking",
+        "python_jobs/core/lake.py:6: from python_jobs import validation",
+    ]

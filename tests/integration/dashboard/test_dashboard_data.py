@@ -11,7 +11,7 @@ import polars as pl
 import polars.selectors as cs
 import pytest
 
-from dashboards import data
+from dashboards.data import common, costs, diagnosis, drilldown, judge_agreement, leaderboard, run_vs_run, sweeps
 from python_jobs.core.lake import Lake
 from support.cli import run_finrag
 from support.dashboard_home import DATASET, DashHome
@@ -77,7 +77,7 @@ def test_publish_without_a_warehouse_fails_cleanly(home: Path) -> None:
 
 
 def test_retrieval_leaderboard_is_the_mart_pivoted(dash: DashHome) -> None:
-    board = data.retrieval_leaderboard(dash.home, 5, "page")
+    board = leaderboard.retrieval_leaderboard(dash.home, 5, "page")
     bm25 = dash.facts["bm25"]
     row = board.filter(pl.col("run_id") == bm25).row(0, named=True)
     mart = db_frame(dash.home, f"select metric, granularity, mean from mart_retrieval_leaderboard "
@@ -88,7 +88,7 @@ def test_retrieval_leaderboard_is_the_mart_pivoted(dash: DashHome) -> None:
     for metric in ("map", "mrr", "ndcg", "precision", "recall"):
         assert row[metric] == means[(metric, "page")]
     # dataset filter
-    assert data.retrieval_leaderboard(dash.home, 5, "page", ["financebench"]).is_empty()
+    assert leaderboard.retrieval_leaderboard(dash.home, 5, "page", ["financebench"]).is_empty()
 
 
 def test_retrieved_chunks_hits_match_the_gold_pages(dash: DashHome) -> None:
@@ -104,7 +104,7 @@ def test_retrieved_chunks_hits_match_the_gold_pages(dash: DashHome) -> None:
                                       for d, p in gold)
         for r in results.iter_rows(named=True)
     }
-    chunks = data.retrieved_chunks(dash.home, DATASET, qid)
+    chunks = drilldown.retrieved_chunks(dash.home, DATASET, qid)
     got = {(r["run_id"], r["rank"]): r["chunk_hit"] for r in chunks.iter_rows(named=True)}
     assert got == expected and any(got.values()) and chunks["text"].null_count() == 0
     # bm25, oracle_page and the sweep's three new runs
@@ -120,9 +120,9 @@ def test_retrieved_chunks_hits_match_the_gold_pages(dash: DashHome) -> None:
 
 def test_answers_of_a_question_across_runs(dash: DashHome) -> None:
     qid = dash.facts["flip_question"]
-    answers = data.answers(dash.home, DATASET, qid)
+    answers = drilldown.answers(dash.home, DATASET, qid)
     assert set(answers["run_id"]) == {dash.facts["closed"], dash.facts["rag"]}
-    gold = data.questions(dash.home).filter(pl.col("question_id") == qid)["reference_answers"][0][0]
+    gold = drilldown.questions(dash.home).filter(pl.col("question_id") == qid)["reference_answers"][0][0]
     rag = answers.filter(pl.col("run_id") == dash.facts["rag"]).row(0, named=True)
     assert rag["answer"] == gold and rag["exact_match"] == 1.0
     closed = answers.filter(pl.col("run_id") == dash.facts["closed"]).row(0, named=True)
@@ -133,7 +133,7 @@ def test_run_vs_run_finds_the_flipped_question(dash: DashHome) -> None:
     if not model_exists("fct_question_metric_scores"):
         pytest.skip("fct_question_metric_scores is not in models/ yet")
     closed, rag, qid = dash.facts["closed"], dash.facts["rag"], dash.facts["flip_question"]
-    diffs = data.run_vs_run(dash.home, closed, rag, "exact_match", None, None)
+    diffs = run_vs_run.run_vs_run(dash.home, closed, rag, "exact_match", None, None)
     assert diffs.filter(pl.col("flipped"))["question_id"].to_list() == [qid]
     flip = diffs.row(0, named=True)  # flips sort first
     assert (flip["question_id"], flip["value_a"], flip["value_b"], flip["diff"], flip["passes_in"]) == \
@@ -142,7 +142,7 @@ def test_run_vs_run_finds_the_flipped_question(dash: DashHome) -> None:
     # every question scored by both runs is there, the others did not move
     assert diffs.height == 12 and diffs.filter(~pl.col("flipped"))["diff"].abs().max() == 0.0
     # passing is the registry's rule: exact_match's pass threshold, higher is better; B wins the flipped question
-    registry = data.metric_registry(dash.home).filter(pl.col("metric") == "exact_match").row(0, named=True)
+    registry = common.metric_registry(dash.home).filter(pl.col("metric") == "exact_match").row(0, named=True)
     assert set(diffs["pass_threshold"]) == {registry["pass_threshold"]} and registry["higher_is_better"]
     assert diffs["passes_b"].to_list() == [v >= registry["pass_threshold"] for v in diffs["value_b"]]
     assert diffs["passes_a"].to_list() == [v >= registry["pass_threshold"] for v in diffs["value_a"]]
@@ -150,10 +150,10 @@ def test_run_vs_run_finds_the_flipped_question(dash: DashHome) -> None:
 
 
 def test_missing_marts_read_as_no_data(tmp_path: Path) -> None:
-    assert data.retrieval_leaderboard(tmp_path, 5) is None
-    assert data.judge_agreement(tmp_path) is None
-    assert data.retrieved_chunks(tmp_path, "d", "q") is None
-    assert data.datasets(tmp_path) == []
+    assert leaderboard.retrieval_leaderboard(tmp_path, 5) is None
+    assert judge_agreement.judge_agreement(tmp_path) is None
+    assert drilldown.retrieved_chunks(tmp_path, "d", "q") is None
+    assert leaderboard.datasets(tmp_path) == []
 
 
 def test_exposures_in_dbt_docs_and_no_publish(dash: DashHome) -> None:
@@ -238,28 +238,28 @@ def test_exposures_in_dbt_docs_and_no_publish(dash: DashHome) -> None:
 
 
 def test_run_labels_say_what_each_run_is(dash: DashHome) -> None:
-    labels = data.run_labels(dash.home)
+    labels = common.run_labels(dash.home)
     f = dash.facts
     assert labels[f["bm25"]] == "bm25 · full · k=5 · split test"
     assert labels[f["oracle"]] == "bm25 · oracle_page · k=5 · split test"
     assert labels[f["closed"]] == "closed_book · fake-model · split test"
     assert labels[f["rag"]] == "rag · fake-model · split test over [bm25 · full · k=5 · split test]"
     assert labels[f["judge"]] == "judge fake-model of [closedBook · gpt-4 · all splits]"
-    assert data.run_label(labels, f["bm25"]) == f"bm25 · full · k=5 · split test  ({f['bm25']})"
-    assert data.run_label(labels, "unknown") == "unknown"
+    assert common.run_label(labels, f["bm25"]) == f"bm25 · full · k=5 · split test  ({f['bm25']})"
+    assert common.run_label(labels, "unknown") == "unknown"
 
 
 def test_granularities_finest_first_with_data(dash: DashHome) -> None:
     # the synthetic corpus has chunk-level evidence, so every granularity; financebench has no retrieval run here
-    assert data.retrieval_granularities(dash.home) == ["chunk", "page", "doc"]
-    assert data.retrieval_granularities(dash.home, ["financebench"]) == []
+    assert leaderboard.retrieval_granularities(dash.home) == ["chunk", "page", "doc"]
+    assert leaderboard.retrieval_granularities(dash.home, ["financebench"]) == []
 
 
 def test_versus_best_is_the_mart_oriented_run_minus_best(dash: DashHome) -> None:
     """The leaderboard's "vs the best": mart_run_vs_best's rows of every run of the family, uncapped - the best
     run tied with itself and without a difference, the others run − best (the oracle-page run is best on nDCG)."""
     f = dash.facts
-    rows = data.versus_best(dash.home, "retrieval", "ndcg", "page", 5, [DATASET])
+    rows = leaderboard.versus_best(dash.home, "retrieval", "ndcg", "page", 5, [DATASET])
     mart = read_mart(dash.home, "mart_run_vs_best").filter(
         (pl.col("metric") == "ndcg") & (pl.col("granularity") == "page") & (pl.col("k") == 5)
         & (pl.col("dataset") == DATASET))
@@ -276,14 +276,14 @@ def test_versus_best_is_the_mart_oriented_run_minus_best(dash: DashHome) -> None
     assert (bm25["delta_vs_best"], bm25["ci_low"], bm25["ci_high"], bm25["p_holm"]) == pytest.approx(
         (pair["delta"], pair["ci_low"], pair["ci_high"], pair["p_holm"]))
     assert bm25["tied_with_best"] == pair["tied_with_best"]
-    assert data.versus_best(dash.home, "retrieval", "ndcg", "page", 5, ["financebench"]).is_empty()
+    assert leaderboard.versus_best(dash.home, "retrieval", "ndcg", "page", 5, ["financebench"]).is_empty()
 
 
 def test_sweep_run_results_are_the_sweep_runs_with_their_vs_best_rows(dash: DashHome) -> None:
     """mart_sweep_run_results (what the sweep page lists) holds each sweep run's mart_sweep_runs row with its
     mart_run_vs_best row, and its comparison with the sweep's baseline."""
     sweep, baseline = dash.facts["sweep"], dash.facts["bm25"]
-    runs = data.sweep_run_results(dash.home, sweep, "page_rec", "page", 5)
+    runs = sweeps.sweep_run_results(dash.home, sweep, "page_rec", "page", 5)
     sweep_runs = read_mart(dash.home, "mart_sweep_runs").filter(
         (pl.col("sweep_id") == sweep) & (pl.col("metric") == "page_rec") & (pl.col("k") == 5))
     versus = read_mart(dash.home, "mart_run_vs_best").filter((pl.col("metric") == "page_rec") & (pl.col("k") == 5))
@@ -302,13 +302,13 @@ def test_sweep_run_results_are_the_sweep_runs_with_their_vs_best_rows(dash: Dash
                 (pl.col("run_a") == baseline) & (pl.col("run_b") == r["run_id"]) & (pl.col("metric") == "page_rec")
                 & (pl.col("k") == 5)).row(0, named=True)
             assert r["delta_vs_baseline"] == pytest.approx(pair["delta"])
-    effects = data.sweep_parameter_effects(dash.home, sweep, "page_rec", "page", 5)
+    effects = sweeps.sweep_parameter_effects(dash.home, sweep, "page_rec", "page", 5)
     assert effects.filter(pl.col("parameter") == "chunk_size")["value"].to_list() == ["128", "256"]
-    assert data.sweeps(dash.home).rows() == [(sweep, DATASET, "retrieval")]
+    assert sweeps.sweeps(dash.home).rows() == [(sweep, DATASET, "retrieval")]
 
 
 def test_metric_against_k(dash: DashHome) -> None:
-    curves = data.retrieval_metric_by_k(dash.home, "page_rec", "chunk")  # page_rec: at its own granularity
+    curves = leaderboard.retrieval_metric_by_k(dash.home, "page_rec", "chunk")  # page_rec: at its own granularity
     mart = read_mart(dash.home, "mart_retrieval_leaderboard").filter(
         (pl.col("metric") == "page_rec") & (pl.col("k") > 0))
     assert curves.height == mart.height and 0 not in curves["k"].to_list()
@@ -317,14 +317,14 @@ def test_metric_against_k(dash: DashHome) -> None:
 
 
 def test_empty_states_name_the_real_cause(dash: DashHome, tmp_path: Path) -> None:
-    reason, command = data.diagnose(tmp_path, "retrieval")
+    reason, command = diagnosis.diagnose(tmp_path, "retrieval")
     assert "nothing is published" in reason and command.startswith("finrag ingest") and "finrag build" in command
     # financebench has documents but no PDFs, so no chunk
-    reason, command = data.diagnose(dash.home, "retrieval", ["financebench"])
+    reason, command = diagnosis.diagnose(dash.home, "retrieval", ["financebench"])
     assert "no chunks" in reason and command.startswith("finrag chunk --dataset financebench")
-    reason, command = data.diagnose(dash.home, "judged", ["demo_synthetic"])
+    reason, command = diagnosis.diagnose(dash.home, "judged", ["demo_synthetic"])
     assert "no judge run" in reason and "finrag judge" in command
-    counts = data.dataset_counts(dash.home)
+    counts = common.dataset_counts(dash.home)
     synthetic = counts.filter(pl.col("dataset") == DATASET).row(0, named=True)
     # bm25, oracle_page and the sweep's three new runs
     assert synthetic["n_retrieval_runs"] == 5 and synthetic["n_answer_runs"] == 2 and synthetic["n_pages"] > 0
@@ -332,11 +332,11 @@ def test_empty_states_name_the_real_cause(dash: DashHome, tmp_path: Path) -> Non
 
 
 def test_judge_trust_is_the_mart_with_its_three_states(dash: DashHome) -> None:
-    """data.judge_trust: mart_judge_trust's rows, filtered by judge run, metric and dataset; the home holds each
+    """common.judge_trust: mart_judge_trust's rows, filtered by judge run, metric and dataset; the home holds each
     state once (tests/support/dashboard_home.py), and the calibrated one's n's are the lake's: the judge run's 30
     answers, 12 of them in the spot-check label set."""
     f = dash.facts
-    trust = data.judge_trust(dash.home)
+    trust = common.judge_trust(dash.home)
     mart = read_mart(dash.home, "mart_judge_trust")
     key = ["judge_run_id", "metric", "label_set"]
     assert trust.sort(key).equals(mart.select(trust.columns).sort(key))
@@ -347,13 +347,14 @@ def test_judge_trust_is_the_mart_with_its_three_states(dash: DashHome) -> None:
     judged = lake.read("judgments", where={"judge_run_id": f["landed_judge"]}).filter(
         pl.col("metric") == "correctness")["question_id"]
     labelled = lake.read("human_labels", where={"label_set": f["spot_check"]})["question_id"].to_list()
-    calibrated = data.judge_trust(dash.home, [f["landed_judge"]], ["correctness"], ["financebench"]).row(0, named=True)
+    calibrated = common.judge_trust(dash.home, [f["landed_judge"]], ["correctness"], ["financebench"]).row(
+        0, named=True)
     assert (calibrated["n_labelled"], calibrated["n_unlabelled"]) == (
         judged.is_in(labelled).sum(), (~judged.is_in(labelled)).sum()) == (12, 18)
     assert calibrated["calibrated_lower"] < calibrated["calibrated_mean"] < calibrated["calibrated_upper"]
-    assert data.judge_trust(dash.home, [f["landed_judge"]], ["faithfulness"])["trust_state"].to_list() == \
+    assert common.judge_trust(dash.home, [f["landed_judge"]], ["faithfulness"])["trust_state"].to_list() == \
         ["uncalibrated"]
-    assert data.judge_trust(dash.home, datasets_=[DATASET]).is_empty()
+    assert common.judge_trust(dash.home, datasets_=[DATASET]).is_empty()
 
 
 def test_llm_costs_are_the_ledger_summed(dash: DashHome) -> None:
@@ -362,24 +363,24 @@ def test_llm_costs_are_the_ledger_summed(dash: DashHome) -> None:
         pl.col("batch_id").str.replace(r"-[0-9]{5}$", "").alias("job_run_id"))
     is_cache_row = (pl.col("cache_hits").fill_null(0) > 0) & (pl.col("attempts") == 0)
     calls, cache_rows = ledger.filter(~is_cache_row), ledger.filter(is_cache_row)
-    costs = data.llm_costs(dash.home)
-    assert costs["n_calls"].sum() == calls.height > 0
-    assert costs["n_cached_calls"].sum() == cache_rows["cache_hits"].sum()
-    assert costs.height == ledger.select("job_run_id", "purpose", "model").unique().height
+    board = costs.llm_costs(dash.home)
+    assert board["n_calls"].sum() == calls.height > 0
+    assert board["n_cached_calls"].sum() == cache_rows["cache_hits"].sum()
+    assert board.height == ledger.select("job_run_id", "purpose", "model").unique().height
     expected = calls.group_by("job_run_id", "purpose", "model").agg(
         pl.len().alias("n_calls"), pl.col("error").is_not_null().sum().alias("n_failed"),
         pl.col("prompt_tokens").sum(), pl.col("completion_tokens").sum(),
         pl.col("latency_ms").median().alias("p50"))
     for e in expected.iter_rows(named=True):
-        row = costs.filter((pl.col("job_run_id") == e["job_run_id"]) & (pl.col("purpose") == e["purpose"])).row(
+        row = board.filter((pl.col("job_run_id") == e["job_run_id"]) & (pl.col("purpose") == e["purpose"])).row(
             0, named=True)
         assert (row["n_calls"], row["n_failed"], row["prompt_tokens"], row["completion_tokens"]) == \
             (e["n_calls"], e["n_failed"], e["prompt_tokens"], e["completion_tokens"])
         assert row["latency_p50_ms"] == pytest.approx(e["p50"], abs=1e-3)
         assert row["cost_usd"] is None  # the fake server's model has no price in the seed
-    jobs = dict(costs.group_by("job").agg(pl.col("n_calls").sum()).rows())
+    jobs = dict(board.group_by("job").agg(pl.col("n_calls").sum()).rows())
     assert set(jobs) == {"answer", "judge"} and jobs["judge"] == 30  # the judge run judged 30 answers once each
-    judge = costs.filter(pl.col("job") == "judge").row(0, named=True)
+    judge = board.filter(pl.col("job") == "judge").row(0, named=True)
     assert (judge["job_subject"], judge["purpose"], judge["model"]) == (dash.facts["judged_run"], "judge", "fake-model")
 
 
@@ -406,7 +407,7 @@ def test_finrag_ls_prints_the_published_marts(dash: DashHome, tmp_path: Path) ->
 
 
 def test_evidence_overlap_curves_are_the_mart_unpivoted(dash: DashHome) -> None:
-    curves = data.evidence_overlap(dash.home)
+    curves = leaderboard.evidence_overlap(dash.home)
     mart = read_mart(dash.home, "mart_retrieval_evidence_overlap").filter(
         pl.col("k") > 0)
     assert set(curves["metric"]) == {"max_bleu", "max_rouge_l"} and curves.height == 2 * mart.height
@@ -417,7 +418,7 @@ def test_evidence_overlap_curves_are_the_mart_unpivoted(dash: DashHome) -> None:
 
 
 def test_a_dataset_without_pages_is_named(dash: DashHome) -> None:
-    reason, _ = data.diagnose(dash.home, "page", ["financebench"])
+    reason, _ = diagnosis.diagnose(dash.home, "page", ["financebench"])
     assert reason.startswith("financebench has no pages") and "pick chunk or doc" in reason
 
 
@@ -457,14 +458,14 @@ def test_every_judgment_failed_is_named_with_its_error(dash: DashHome, empty_sta
     """A judge run whose every judgment failed: the empty state says so, with the first error and the command that
     retries; the leaderboard warns about it and the drill-down shows each judgment's error."""
     home, judge_run = empty_states
-    reason, command = data.diagnose(home, "judged", [DATASET])
+    reason, command = diagnosis.diagnose(home, "judged", [DATASET])
     assert reason == (f"every correctness judgment of {judge_run} failed (2; first error: APIConnectionError: "
                       "Connection refused)")
     assert command.startswith(f"finrag judge --answer-run {dash.facts['rag']} --metrics correctness")
-    verdicts = data.judge_verdicts(home, DATASET, "finrag_synth_0_00001")
+    verdicts = drilldown.judge_verdicts(home, DATASET, "finrag_synth_0_00001")
     assert verdicts.select("judge_run_id", "status", "error").rows() == [
         (judge_run, "failed", "APIConnectionError: Connection refused")]
-    board = data.judge_leaderboard(home, [DATASET]).row(0, named=True)
+    board = leaderboard.judge_leaderboard(home, [DATASET]).row(0, named=True)
     assert (board["judge_run_id"], board["mean"], board["n_ok"], board["n_failed"]) == (judge_run, None, 0, 2)
     assert (board["all_failed"], board["first_error"]) == (True, "APIConnectionError: Connection refused")
 
@@ -473,6 +474,6 @@ def test_questions_without_reference_answers_are_named(empty_states: tuple[Path,
     """A dataset whose questions carry no reference answer answered by a run: no lexical metric can score it, and
     the empty state says so instead of "run finrag build"."""
     home, _ = empty_states
-    reason, command = data.diagnose(home, "generation", ["noref"])
+    reason, command = diagnosis.diagnose(home, "generation", ["noref"])
     assert reason.startswith("the questions of noref have no reference answers") and "finrag judge" in command
-    assert data.dataset_counts(home).filter(pl.col("dataset") == "noref")["n_with_reference"].item() == 0
+    assert common.dataset_counts(home).filter(pl.col("dataset") == "noref")["n_with_reference"].item() == 0

@@ -7,7 +7,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from dashboards import data
+from dashboards.data import run_vs_run
 from support.shared_ids_home import JUDGED_IDS, QUESTION_IDS, SharedIdsHome, build, question_text
 
 
@@ -24,7 +24,7 @@ def by_question(frame: pl.DataFrame) -> dict[str, dict]:
 def test_hal_passes_and_wins_when_lower(shared: SharedIdsHome) -> None:
     """hal: 1 = the answer hallucinates, 0 = it does not. j1 -> j2: h1 1 -> 0 is B passing (and winning), h3 0 -> 1
     is A passing (B losing), h2 0 -> 0 passes in both."""
-    rows = by_question(data.run_vs_run(shared.home, "j1", "j2", "hal", None, None))
+    rows = by_question(run_vs_run.run_vs_run(shared.home, "j1", "j2", "hal", None, None))
     assert set(rows) == set(JUDGED_IDS)
     h1, h2, h3 = rows["h1"], rows["h2"], rows["h3"]
     assert (h1["value_a"], h1["value_b"], h1["diff"]) == (1.0, 0.0, -1.0)
@@ -34,10 +34,10 @@ def test_hal_passes_and_wins_when_lower(shared: SharedIdsHome) -> None:
     assert (h1["outcome"], h2["outcome"], h3["outcome"]) == ("win", "tie", "loss")
     assert (h1["passes_a"], h1["passes_b"], h2["passes_a"], h2["passes_b"]) == (False, True, True, True)
     # the same pair the other way round: every outcome mirrored
-    back = by_question(data.run_vs_run(shared.home, "j2", "j1", "hal", None, None))
+    back = by_question(run_vs_run.run_vs_run(shared.home, "j2", "j1", "hal", None, None))
     assert (back["h1"]["passes_in"], back["h1"]["outcome"], back["h3"]["outcome"]) == ("a only", "loss", "win")
     # the per-question outcomes add up to the comparison's wins / ties / losses
-    comparison = data.run_comparison(shared.home, "j1", "j2", None, None).filter(pl.col("metric") == "hal")
+    comparison = run_vs_run.run_comparison(shared.home, "j1", "j2", None, None).filter(pl.col("metric") == "hal")
     assert comparison.select("wins", "ties", "losses").row(0) == (1, 1, 1)
 
 
@@ -45,10 +45,10 @@ def test_questions_are_keyed_by_dataset_and_id(shared: SharedIdsHome) -> None:
     """shared_a and shared_b both have questions q1..q3: a pair of shared_a's runs lists each question once, with
     shared_a's text."""
     for run_a, run_b, dataset in (("a1", "a2", "shared_a"), ("b1", "b2", "shared_b")):
-        rows = by_question(data.run_vs_run(shared.home, run_a, run_b, "exact_match", None, None))
+        rows = by_question(run_vs_run.run_vs_run(shared.home, run_a, run_b, "exact_match", None, None))
         assert set(rows) == set(QUESTION_IDS)
         assert {q: r["question"] for q, r in rows.items()} == {q: question_text(dataset, q) for q in QUESTION_IDS}
-    a = by_question(data.run_vs_run(shared.home, "a1", "a2", "exact_match", None, None))
+    a = by_question(run_vs_run.run_vs_run(shared.home, "a1", "a2", "exact_match", None, None))
     assert [(q, a[q]["value_a"], a[q]["value_b"], a[q]["passes_in"]) for q in QUESTION_IDS] == [
         ("q1", 1.0, 1.0, None), ("q2", 0.0, 1.0, "b only"), ("q3", 0.0, 0.0, None)]
 

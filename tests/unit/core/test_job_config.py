@@ -8,9 +8,9 @@ import re
 
 import pytest
 
-from python_jobs.answers.runs import AnswerConfig
 from python_jobs.core.errors import InputError
-from python_jobs.judging.runs import JudgeConfig
+from python_jobs.generation.runs import AnswerConfig
+from python_jobs.judge.runs import JudgeConfig
 from python_jobs.qa_generation.pipeline import GenerationConfig
 from python_jobs.qa_generation.tasks import TASKS
 

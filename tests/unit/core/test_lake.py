@@ -17,8 +17,9 @@ import polars as pl
 import pytest
 
 from python_jobs.core import lake as lake_mod
+from python_jobs.core import validator
 from python_jobs.core.contracts import CONTRACTS
-from python_jobs.core.errors import InputError
+from python_jobs.core.errors import InputError, JobError
 from python_jobs.core.lake import Lake
 from support.paths import PROJECT
 
@@ -94,6 +95,15 @@ def test_contract_violations_name_the_field(home: Path, change, message: str) ->
         Lake(home).land_one("documents", "a", change(docs(["d1"])))
     assert message in str(err.value)
     assert Lake(home).partitions("documents") == []
+
+
+def test_a_landing_without_a_registered_validator_is_refused(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # importing python_jobs registers Great Expectations (python_jobs/validation/); without it nothing lands unchecked
+    assert type(validator.validator()).__name__ == "GreatExpectations"
+    monkeypatch.setattr(validator, "_REGISTERED", [])
+    with pytest.raises(JobError, match="no landing validator is registered"):
+        Lake(home).land_one("documents", "a", docs(["d1"]))
+    assert Lake(home).partitions("documents") == [] and leftovers(home, "_staging") == []
 
 
 def test_keys_are_unique_across_loads(home: Path) -> None:
@@ -420,9 +430,9 @@ def test_slices_must_not_share_a_value_of_the_slicing_columns(home: Path, tmp_pa
     sliced = doc_slices(tmp_path, 2, 3)
     pl.read_parquet(sliced.parts[0]).with_columns(pl.lit("d1-0").alias("doc_id")).head(1).write_parquet(
         sliced.parts[0])
-    with pytest.raises(lake_mod.JobError, match="in two slices"):
+    with pytest.raises(JobError, match="in two slices"):
         Lake(home).land([("documents", "a", sliced)])
-    with pytest.raises(lake_mod.JobError, match="does not contain"):  # slicing columns outside the key
+    with pytest.raises(JobError, match="does not contain"):  # slicing columns outside the key
         Lake(home).land([("documents", "b", lake_mod.Slices(sliced.parts, ("title",)))])
     assert Lake(home).partitions("documents") == []
 

@@ -10,6 +10,7 @@ import numpy as np
 import polars as pl
 import pytest
 
+from python_jobs.core.lake import Lake
 from python_jobs.corpus.encoders import load_embedder
 from python_jobs.corpus.indexing import index_chunks
 from python_jobs.corpus.vectors import table_name
@@ -25,7 +26,7 @@ def lance_rows(home: Path, long_text: str = "window") -> pl.DataFrame:
 
 def test_index_is_incremental_and_mirrors_the_partition(home: Path):
     lake = land_corpus(home)
-    first = index_chunks(home, DATASET, FLAT, progress=False)
+    first = index_chunks(Lake(home), DATASET, FLAT, progress=False)
     assert (first["chunks"], first["embedded"], first["deleted"], first["table_rows"]) == (10, 10, 0, 10)
     rows = lance_rows(home)
     assert sorted(rows["chunk_id"].to_list()) == sorted(lake.read_partition("chunks", f"{DATASET}.{FLAT}")["chunk_id"])
@@ -36,7 +37,7 @@ def test_index_is_incremental_and_mirrors_the_partition(home: Path):
     texts = rows.sort("chunk_id")["text"].to_list()
     assert np.allclose(vec, emb.model.encode(texts, normalize_embeddings=True), atol=1e-5)
 
-    again = index_chunks(home, DATASET, FLAT, progress=False)
+    again = index_chunks(Lake(home), DATASET, FLAT, progress=False)
     assert (again["embedded"], again["deleted"], again["table_rows"]) == (0, 0, 10)
 
     # a re-chunk changes one text and drops one chunk: one re-embedded, two rows removed (old text + dropped)
@@ -46,7 +47,7 @@ def test_index_is_incremental_and_mirrors_the_partition(home: Path):
         .alias("text")
     ).filter(pl.col("chunk_id") != f"INITECH_2021_10K::{FLAT}::00002")
     lake.land_one("chunks", f"{DATASET}.{FLAT}", changed)
-    third = index_chunks(home, DATASET, FLAT, progress=False)
+    third = index_chunks(Lake(home), DATASET, FLAT, progress=False)
     assert third["embedded"] == 3  # the changed chunk of each of the three documents' ordinal 0
     assert third["deleted"] == 4  # three old texts + the dropped chunk
     assert third["table_rows"] == 9
@@ -58,13 +59,13 @@ def test_index_is_incremental_and_mirrors_the_partition(home: Path):
 
 def test_levels_and_partitions_share_one_table_without_clashing(home: Path):
     land_corpus(home)
-    kids = index_chunks(home, DATASET, PC, level="child", progress=False)
+    kids = index_chunks(Lake(home), DATASET, PC, level="child", progress=False)
     assert (kids["chunks"], kids["embedded"]) == (10, 10)
-    tops = index_chunks(home, DATASET, PC, level="top", progress=False)
+    tops = index_chunks(Lake(home), DATASET, PC, level="top", progress=False)
     assert (tops["chunks"], tops["embedded"], tops["deleted"]) == (6, 6, 0)
-    flat = index_chunks(home, DATASET, FLAT, progress=False)
+    flat = index_chunks(Lake(home), DATASET, FLAT, progress=False)
     assert (flat["embedded"], flat["table_rows"]) == (10, 26)
-    assert index_chunks(home, DATASET, PC, progress=False)["embedded"] == 0
+    assert index_chunks(Lake(home), DATASET, PC, progress=False)["embedded"] == 0
 
 
 def test_long_chunks_are_embedded_as_averaged_windows(home: Path):

@@ -12,8 +12,9 @@ import polars as pl
 import pytest
 
 from python_jobs.core.lake import Lake
-from python_jobs.llm.client import ChatRequest, LLMClient, load_prices, request_hash
+from python_jobs.llm.client import ChatRequest, LLMClient, request_hash
 from python_jobs.llm.config import LLMConfig
+from python_jobs.llm.prices import load_prices
 from python_jobs.llm.prompts import messages
 from support.fake_llm import Behaviour, FakeLLM
 

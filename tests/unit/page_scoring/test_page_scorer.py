@@ -35,8 +35,8 @@ CFG = TrainingConfig(DATASET, folds=3, epochs=6, seed=0, batch_size=4, learning_
 def trained(tmp_path_factory) -> tuple[Lake, str]:
     home = tmp_path_factory.mktemp("pages") / "warehouse"
     lake = land_page_corpus(home)
-    index_chunks(home, DATASET, CHUNKER, progress=False)
-    out = train_page_scorer(home, CFG, progress=False)
+    index_chunks(Lake(home), DATASET, CHUNKER, progress=False)
+    out = train_page_scorer(Lake(home), CFG, progress=False)
     return lake, out["training_id"]
 
 
@@ -121,13 +121,13 @@ def test_a_fold_model_scores_only_its_test_documents_questions(trained):
 def test_same_seed_same_ids_same_rankings_and_oracle_conditions(tmp_path: Path):
     home = tmp_path / "warehouse"
     lake = land_page_corpus(home)
-    index_chunks(home, DATASET, CHUNKER, progress=False)
+    index_chunks(Lake(home), DATASET, CHUNKER, progress=False)
     cfg = TrainingConfig(DATASET, folds=2, epochs=1, seed=3, batch_size=4, learning_rate=1e-4)
-    a = train_page_scorer(home, cfg, progress=False)
+    a = train_page_scorer(Lake(home), cfg, progress=False)
     rows_a = lake.read_partition("model_trainings", a["training_id"]).sort("fold")
     run_a = retrieve(home, DATASET, "page_scorer", k=3, model_training=a["training_id"])
     res_a = lake.read_partition("retrieval_results", run_a["run_id"]).sort("question_id", "rank")
-    b = train_page_scorer(home, cfg, progress=False)  # the same seed: the same id, folds, losses, weights
+    b = train_page_scorer(Lake(home), cfg, progress=False)  # the same seed: the same id, folds, losses, weights
     rows_b = lake.read_partition("model_trainings", b["training_id"]).sort("fold")
     assert b["training_id"] == a["training_id"] and lake.partitions("model_trainings") == [a["training_id"]]
     for col in ("train_doc_ids", "test_doc_ids", "epoch_losses", "model_path", "params"):
@@ -140,7 +140,7 @@ def test_same_seed_same_ids_same_rankings_and_oracle_conditions(tmp_path: Path):
     assert res_b.select("question_id", "rank", "chunk_id").equals(res_a.select("question_id", "rank", "chunk_id"))
     assert np.allclose(res_b["score"].to_numpy(), res_a["score"].to_numpy(), atol=1e-6)
     # another seed, another training
-    assert train_page_scorer(home, TrainingConfig(**{**cfg.__dict__, "seed": 4, "epochs": 0}),
+    assert train_page_scorer(Lake(home), TrainingConfig(**{**cfg.__dict__, "seed": 4, "epochs": 0}),
                              progress=False)["training_id"] != a["training_id"]
     # the oracle conditions restrict the candidate pages before scoring; questions without evidence are skipped
     ev = lake.read("evidence")
@@ -170,7 +170,7 @@ def test_trained_scorer_ranks_gold_pages_higher_than_untrained_on_its_training_p
 
 def test_untrained_baseline_bad_input_and_config_hash(trained):
     lake, tid = trained
-    base = train_page_scorer(lake.home, TrainingConfig(**{**CFG.__dict__, "epochs": 0}), progress=False)
+    base = train_page_scorer(lake, TrainingConfig(**{**CFG.__dict__, "epochs": 0}), progress=False)
     rows = lake.read_partition("model_trainings", base["training_id"])
     assert rows["model_path"].null_count() == 3 and rows["epoch_losses"].to_list() == [[], [], []]
     out = retrieve(lake.home, DATASET, "page_scorer", k=2, model_training=base["training_id"])
@@ -184,9 +184,9 @@ def test_untrained_baseline_bad_input_and_config_hash(trained):
         retrieve(lake.home, DATASET, "page_scorer", k=2, model_training=tid, top_pages=0)
     assert e.value.field == "top_pages"
     with pytest.raises(InputError, match="fewer than --folds 9"):
-        train_page_scorer(lake.home, TrainingConfig(DATASET, folds=9), progress=False)
+        train_page_scorer(lake, TrainingConfig(DATASET, folds=9), progress=False)
     with pytest.raises(InputError, match="cannot load model"):
-        train_page_scorer(lake.home, TrainingConfig(DATASET, base_model="no/such-model", folds=2), progress=False)
+        train_page_scorer(lake, TrainingConfig(DATASET, base_model="no/such-model", folds=2), progress=False)
     # the training id and top P enter the config hash; the other retrievers' hashes (and run ids) are unchanged
     h = {(t, p): identity(RetrievalConfig.from_dict({"dataset": DATASET, "retriever": "page_scorer", "k": 5,
                                                      "model_training": t, "top_pages": p}), CHUNKER)[1]

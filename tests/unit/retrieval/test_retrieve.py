@@ -26,8 +26,8 @@ from support.toy_corpus import DATASET, FLAT, PAGES, PC, QUESTIONS, ranking, res
 
 @pytest.fixture
 def toy_indexed(toy: Lake) -> Lake:
-    index_chunks(toy.home, DATASET, FLAT, progress=False)
-    index_chunks(toy.home, DATASET, PC, progress=False)
+    index_chunks(toy, DATASET, FLAT, progress=False)
+    index_chunks(toy, DATASET, PC, progress=False)
     return toy
 
 

@@ -16,6 +16,7 @@ import pytest
 
 from python_jobs.core.lake import Lake
 from python_jobs.corpus.encoders import load_embedder
+from python_jobs.corpus.lake_chunks import read_chunks
 from python_jobs.llm.config import LLMConfig
 from python_jobs.retrieval import Context, Hit, Query
 from python_jobs.retrieval.bm25 import BM25Retriever
@@ -181,7 +182,7 @@ def test_llm_expand_in_front_of_bm25_and_dense(toy: Lake):
         p = params(toy, out["run_id"])
         assert (p["first_stage"], p["n_expansion_malformed"], p["n_llm_failed"]) == ("bm25", 3, 0)
         # the first stage searched question + expansion terms, or the plain question for a malformed reply
-        ctx = Context(h, DATASET, FLAT, toy.read_chunks(DATASET, FLAT), batch_size=64)
+        ctx = Context(h, DATASET, FLAT, read_chunks(toy, DATASET, FLAT), batch_size=64)
         expected = {"q1": f"{TEXT['q1']} capital expenditures data centers", "q2": TEXT["q2"],
                     "q3": f"{TEXT['q3']} Initech FCF 2021 free cash flow"}
         want = BM25Retriever(ctx, "top").search([Query(q, t) for q, t in expected.items()], 3)

@@ -71,7 +71,7 @@ def test_a_registered_retriever_is_listed_staged_built_and_hashed(monkeypatch: p
     assert stage_names("echo") == ["echo", "bm25"] and stage_names("rerank", "echo") == ["rerank", "echo", "bm25"]
     cfg = RetrievalConfig.from_dict({"dataset": DATASET, "retriever": "echo", "echo_depth": 3, "chunker_id": FLAT})
     assert config_fields(cfg.retriever, 10) == {**UNUSED, "retriever": "echo", "echo_depth": 3}
-    out = run_retrieval(toy.home, cfg, progress=False)
+    out = run_retrieval(toy, cfg, progress=False)
     assert out["run_id"] == identity(cfg, FLAT)[0] and out["rows"] > 0
     with pytest.raises(InputError, match="greater than or equal to 1") as e:
         RetrievalConfig.from_dict({"dataset": DATASET, "retriever": "echo", "echo_depth": 0})

@@ -40,7 +40,7 @@ def refused(path: Path, home: Path | None = None) -> InputError:
     with pytest.raises(InputError) as caught:
         grid = read_grid(path)
         if home is not None:
-            plan_sweep(home, grid)
+            plan_sweep(Lake(home), grid)
     return caught.value
 
 
@@ -147,11 +147,11 @@ def test_a_grid_parsed_from_text_names_its_file() -> None:
 
 
 def test_the_example_grid_of_the_docs() -> None:
-    """docs/sweeps/financebench_chunks_x_retrievers.yaml is a valid grid, and README shows it as it is."""
+    """docs/sweeps/financebench_chunks_x_retrievers.yaml is a valid grid, and docs/sweeps.md shows it as it is."""
     path = PROJECT / "docs" / "sweeps" / "financebench_chunks_x_retrievers.yaml"
     grid = read_grid(path)
     assert [p.describe() for p in grid.points()] == [
         "chunk_size=512, retriever=bm25", "chunk_size=512, retriever=dense", "chunk_size=1024, retriever=bm25",
         "chunk_size=1024, retriever=dense", "chunk_size=1024, retriever=hybrid"]
     shown = "\n".join(line for line in path.read_text().splitlines() if not line.startswith("#"))
-    assert f"```yaml\n{shown}\n```" in (PROJECT / "README.md").read_text()
+    assert f"```yaml\n{shown}\n```" in (PROJECT / "docs" / "sweeps.md").read_text()

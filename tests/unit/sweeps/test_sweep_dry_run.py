@@ -20,12 +20,12 @@ from support.toy_corpus import DATASET
 def test_a_grid_of_a_dataset_not_in_the_lake_fails_dry_or_not(home: Path, toy: Lake, dry_run: bool) -> None:
     grid = parse_grid(TOY_GRID.replace(f"dataset: {DATASET}", "dataset: nosuch"), "grid.yaml")
     with pytest.raises(InputError) as caught:
-        run_sweep(home, plan_sweep(home, grid), dry_run=dry_run, progress=False)
+        run_sweep(Lake(home), plan_sweep(Lake(home), grid), dry_run=dry_run, progress=False)
     assert (caught.value.file, caught.value.line, caught.value.field) == ("grid.yaml", 1, "dataset")
     assert "no questions for dataset 'nosuch'" in caught.value.detail
     assert Lake(home).partitions("sweeps") == [] and Lake(home).partitions("chunks") == toy.partitions("chunks")
 
 
 def test_the_toy_grid_still_plans(home: Path, toy: Lake) -> None:
-    assert run_sweep(home, plan_sweep(home, parse_grid(TOY_GRID, "grid.yaml")), dry_run=True,
+    assert run_sweep(Lake(home), plan_sweep(Lake(home), parse_grid(TOY_GRID, "grid.yaml")), dry_run=True,
                      progress=False)["to_run"] == 4

@@ -26,8 +26,8 @@ from support.toy_corpus import DATASET, FLAT, land_corpus
 
 
 def sweep(home: Path, shard: Shard | None = None, dry_run: bool = False) -> dict:
-    plan = plan_sweep(home, parse_grid(TOY_GRID, "grid.yaml"))
-    return run_sweep(home, plan, shard=shard, dry_run=dry_run, progress=False)
+    plan = plan_sweep(Lake(home), parse_grid(TOY_GRID, "grid.yaml"))
+    return run_sweep(Lake(home), plan, shard=shard, dry_run=dry_run, progress=False)
 
 
 @pytest.fixture
@@ -115,7 +115,7 @@ def test_an_interrupted_sweep_resumes_with_what_had_not_landed(home: Path, monke
         sweep(home)
     landed = run_rows(home)
     assert sorted(landed) == sorted(ran)
-    plan = plan_sweep(home, parse_grid(TOY_GRID, "grid.yaml"))
+    plan = plan_sweep(Lake(home), parse_grid(TOY_GRID, "grid.yaml"))
     assert landed_runs(Lake(home), plan) == set(ran)
 
     monkeypatch.setattr(sweep_runs, "run_retrieval", real)
@@ -134,7 +134,7 @@ def test_two_shards_together_land_the_unsharded_sweep(tmp_path: Path) -> None:
         land_corpus(h, parent_child=False)
     assert sweep(whole)["ran"] == 4
     first, second = (sweep(sharded, Shard(i, 2)) for i in (1, 2))
-    plan = plan_sweep(whole, parse_grid(TOY_GRID, "grid.yaml"))
+    plan = plan_sweep(Lake(whole), parse_grid(TOY_GRID, "grid.yaml"))
     ids = [c.run_id for c in plan.configurations]
     # configurations 1 and 3 of the grid's order to shard 1/2, 2 and 4 to shard 2/2
     assert (first["ran"], second["ran"], first["landed_before"], second["landed_before"]) == (2, 2, 0, 2)
@@ -149,7 +149,7 @@ def test_two_shards_together_land_the_unsharded_sweep(tmp_path: Path) -> None:
 def test_a_run_whose_shards_have_not_all_landed_is_run_again(home: Path) -> None:
     land_corpus(home, parent_child=False)
     sweep(home, Shard(1, 2))  # chunks both sizes, runs configurations 1 and 3
-    plan = plan_sweep(home, parse_grid(TOY_GRID, "grid.yaml"))
+    plan = plan_sweep(Lake(home), parse_grid(TOY_GRID, "grid.yaml"))
     second = plan.configurations[1]
     # the second configuration, landed by `finrag retrieve --shard 1/2` only: not landed yet for the sweep
     retrieve(home, DATASET, "keywords", k=3, chunker_id="tok16o0-minilm", shard=Shard(1, 2))
@@ -167,15 +167,16 @@ def test_an_answer_run_whose_calls_all_failed_is_run_again(home: Path) -> None:
                       "parameters:\n  k: [1, 2]\n", "answers.yaml")
     with FakeLLM(Behaviour(always={"": "500"})) as down:
         failing = LLMConfig(base_url=down.base_url, model="fake-model", timeout=5, max_attempts=1)
-        plan = plan_sweep(home, grid, failing)
+        plan = plan_sweep(Lake(home), grid, failing)
         with pytest.raises(JobError, match=r"2 of 2 runs landed with every LLM call failed"):
-            run_sweep(home, plan, failing, progress=False)
+            run_sweep(Lake(home), plan, failing, progress=False)
     ids = {c.run_id for c in plan.configurations}
     assert set(Lake(home).partitions("generation_runs")) == ids and landed_runs(Lake(home), plan) == set()
     with FakeLLM() as up:
         working = LLMConfig(base_url=up.base_url, model="fake-model", timeout=5, max_attempts=1)
-        again = plan_sweep(home, grid, working)  # the same runs: an answer run's id hashes the model, not the host
+        # the same runs: an answer run's id hashes the model, not the host
+        again = plan_sweep(Lake(home), grid, working)
         assert again.sweep_id == plan.sweep_id
-        assert run_sweep(home, again, working, progress=False)["ran"] == 2
+        assert run_sweep(Lake(home), again, working, progress=False)["ran"] == 2
     assert landed_runs(Lake(home), plan) == ids
     assert Lake(home).read("answers")["error"].null_count() == 2 * 5  # both runs, every toy question answered

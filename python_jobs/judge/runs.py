@@ -3,7 +3,7 @@
     finrag judge --answer-run A [--metrics correctness,faithfulness] [--judge-model M] [--limit N] [--question-id Q]
                  [--repeats N [--temperature T]]
 
-- Metrics and their scales come from the judged rows of the metric registry, seeds/metrics.csv (judging/metrics.py).
+- Metrics and their scales come from the judged rows of the metric registry, seeds/metrics.csv (judge/metrics.py).
   Default metrics: every metric that applies to the run (those needing passages are left out when the run has none
   at all, e.g. closed book).
 - One rubric prompt per metric, prompts/judge_<metric>_v1.txt (--rubric METRIC=NAME_OR_PATH swaps one). Each
@@ -11,7 +11,7 @@
   and every parameter into the default judge_run_id `<answer run>-judge-<hash10>`: a re-run replaces its own partition
   and, through the client's cache, makes no new call.
 - Each judgment is `ok` (a raw score on the metric's scale), `not_applicable`, or `failed` with the reason; the reply
-  is read strictly (judging.parse_reply), never guessed. Decided without a call (status not_applicable, the reason
+  is read strictly (judge/verdicts.py parse_reply), never guessed. Decided without a call (status not_applicable, the reason
   in `rationale`): metrics needing passages when the answer had none (closed book; FinanceBench's singleStore /
   sharedStore runs, whose retrieved chunks are not published), NAC when the reference answer holds no number, and
   any metric when the answer itself failed (no text to judge).
@@ -52,9 +52,10 @@ from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError
 from python_jobs.core.job_config import JobConfig
 from python_jobs.core.lake import Lake, check_id
+from python_jobs.core.run_ids import derived_id
 from python_jobs.core.shards import Shard
-from python_jobs.judging.metrics import ANSWER_FILE_WORDS, MAX_PASSAGES, MetricSpec, load_metrics
-from python_jobs.judging.verdicts import Verdict, parse_reply, reply_format
+from python_jobs.judge.metrics import ANSWER_FILE_WORDS, MAX_PASSAGES, MetricSpec, load_metrics
+from python_jobs.judge.verdicts import Verdict, parse_reply, reply_format
 from python_jobs.llm.client import ChatRequest, LLMClient, LLMResult, raise_if_all_failed
 from python_jobs.llm.config import LLMConfig
 from python_jobs.llm.prompts import PromptTemplate, load_template
@@ -239,11 +240,10 @@ def render(tpl: PromptTemplate, spec: MetricSpec, item: Item, budget: Budget, pa
                       answer=answer, passages=context)
 
 
-def run_judge(home: str | None, cfg: JudgeConfig, llm_config: LLMConfig, *, shard: Shard | None = None) -> str:
+def run_judge(lake: Lake, cfg: JudgeConfig, llm_config: LLMConfig, *, shard: Shard | None = None) -> str:
     """Judge `cfg`'s answers and land the run. Beside the config: the LLM endpoint (the environment's, with its key;
     the judge model enters the hash through the client) and this process's shard of the run (the run and its id are
     the whole run's)."""
-    lake = Lake(home)
     answer_run_id, rubrics, max_tokens, passage_tokens = (cfg.answer_run_id, cfg.rubrics, cfg.max_tokens,
                                                           cfg.passage_tokens)
     specs = load_metrics()
@@ -267,7 +267,7 @@ def run_judge(home: str | None, cfg: JudgeConfig, llm_config: LLMConfig, *, shar
         raise InputError(f"--rubric names metric {stray[0]!r}, which is not judged in this run", field="rubric")
     templates = {m: load_template(rubrics.get(m, f"judge_{m}_v1")) for m in metrics}
 
-    llm = LLMClient(home, llm_config, job_run_id=f"judge-{answer_run_id}{f'-{shard.tag}' if shard else ''}",
+    llm = LLMClient(lake.home, llm_config, job_run_id=f"judge-{answer_run_id}{f'-{shard.tag}' if shard else ''}",
                     batch_size=cfg.ledger_batch)
     temperature, repeats = cfg.sampling_temperature, cfg.repeats
     params = {"metrics": metrics, "rubrics": {m: t.ref for m, t in templates.items()}, "max_tokens": max_tokens,
@@ -280,7 +280,7 @@ def run_judge(home: str | None, cfg: JudgeConfig, llm_config: LLMConfig, *, shar
         params["repeats"] = repeats
     digest = hashlib.sha256(json.dumps({"answer_run_id": answer_run_id, "judge_model": llm.model, **params},
                                        sort_keys=True).encode()).hexdigest()
-    judge_run_id = check_id(cfg.judge_run_id or f"{answer_run_id}-judge-{digest[:10]}", "judge run id")
+    judge_run_id = check_id(cfg.judge_run_id or derived_id(answer_run_id, "judge", digest), "judge run id")
     if shard is not None:  # the selection and default metrics above are the whole run's: the shard judges its slice
         items = [i for i in items if shard.owns(i.question_id)]
     say(f"judge run {judge_run_id}{f' shard {shard}' if shard else ''}: {len(items)} answers of {answer_run_id!r} "

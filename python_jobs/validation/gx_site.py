@@ -1,8 +1,8 @@
-"""Data Docs page views that read finrag's templates (python_jobs/core/gx_views/) before GX's own.
+"""Data Docs page views that read finrag's templates (python_jobs/validation/gx_views/) before GX's own.
 
 GX's `custom_data_docs/views` plugin directory can only add templates, not replace them (its loader comes after
 GX's package templates), so the home's Data Docs site names these views in its config instead
-(python_jobs/core/validation.py `_site_config`); GX imports this module when it builds the docs, after GX itself.
+(python_jobs/validation/results.py `_site_config`); GX imports this module when it builds the docs, after GX itself.
 Why the four overrides exist is written in each template.
 """
 

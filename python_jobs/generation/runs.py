@@ -35,6 +35,7 @@ from python_jobs.core.errors import InputError
 from python_jobs.core.job_config import JobConfig, required
 from python_jobs.core.lake import Lake, check_id
 from python_jobs.core.question_sets import select_splits, splits_param
+from python_jobs.core.run_ids import derived_id
 from python_jobs.core.shards import Shard, select_shard
 from python_jobs.llm.client import ChatRequest, LLMClient, LLMResult, model_name, raise_if_all_failed
 from python_jobs.llm.config import LLMConfig
@@ -235,27 +236,26 @@ def answer_identity(lake: Lake, cfg: AnswerConfig, model: str) -> AnswerIdentity
               **({"splits": list(cfg.splits)} if cfg.splits else {})}  # an explicit selection changes the run id
     digest = config_hash({"dataset": dataset, "retrieval_run_id": retrieval_run_id, "model": model,
                           "prompt_template": tpl.ref, **params})
-    run_id = check_id(cfg.run_id or f"{dataset}-{mode}-{digest[:10]}", "run id")
+    run_id = check_id(cfg.run_id or derived_id(dataset, mode, digest), "run id")
     return AnswerIdentity(run_id, dataset, mode, tpl, fuse, params, digest)
 
 
-def planned_run_id(home: str | None, cfg: AnswerConfig, llm_config: LLMConfig) -> str:
-    """The run id `run_answers(home, cfg, llm_config)` lands under, known without running it."""
-    return answer_identity(Lake(home), cfg, model_name(llm_config)).run_id
+def planned_run_id(lake: Lake, cfg: AnswerConfig, llm_config: LLMConfig) -> str:
+    """The run id `run_answers(lake, cfg, llm_config)` lands under, known without running it."""
+    return answer_identity(lake, cfg, model_name(llm_config)).run_id
 
 
-def run_answers(home: str | None, cfg: AnswerConfig, llm_config: LLMConfig, *, shard: Shard | None = None) -> str:
+def run_answers(lake: Lake, cfg: AnswerConfig, llm_config: LLMConfig, *, shard: Shard | None = None) -> str:
     """Answer `cfg`'s questions and land the run. Beside the config: the LLM endpoint (the environment's, with its
     key; the model enters the hash through the client) and this process's shard of the run (the run and its id are
     the whole run's)."""
-    lake = Lake(home)
     closed_book, retrieval_run_id = cfg.closed_book, cfg.retrieval_run_id
     ident = answer_identity(lake, cfg, model_name(llm_config))
     run_id, dataset, mode, tpl, fuse, params, digest = (ident.run_id, ident.dataset, ident.mode, ident.template,
                                                          ident.fuse, ident.params, ident.digest)
     questions = load_questions(lake, dataset, cfg.question_ids, cfg.limit, cfg.splits)
 
-    llm = LLMClient(home, llm_config, job_run_id=f"answer-{dataset}{f'-{shard.tag}' if shard else ''}",
+    llm = LLMClient(lake.home, llm_config, job_run_id=f"answer-{dataset}{f'-{shard.tag}' if shard else ''}",
                     batch_size=cfg.ledger_batch)
 
     passages = {} if closed_book else load_passages(lake, dataset, retrieval_run_id, cfg.k)  # type: ignore[arg-type]

@@ -1,4 +1,4 @@
-"""Landing validation through Great Expectations (python_jobs/core/validation.py): each table's suite is derived from
+"""Landing validation through Great Expectations (python_jobs/validation/): each table's suite is derived from
 its contract (one expectation per rule), and a failed expectation becomes the InputError users know, naming file,
 line and field; every result is stored in the home and listed by its Data Docs."""
 
@@ -12,16 +12,17 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from python_jobs.core import validation
 from python_jobs.core.contracts import CONTRACTS, contract
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake
+from python_jobs.validation.expectations import suite_for
+from python_jobs.validation.results import build_data_docs, stored_results
 from support.paths import PROJECT
 
 
 def expectations(table: str) -> list[dict]:
     """The table's suite as plain dicts: type, kwargs, meta."""
-    suite = validation.suite_for(contract(table))
+    suite = suite_for(contract(table))
     return [e.configuration.to_json_dict() for e in suite.expectations]
 
 
@@ -198,9 +199,9 @@ def test_every_result_is_stored_and_listed_in_the_data_docs(home: Path) -> None:
     lake.land_one("questions", "good", questions(["q1"], "good"))
     with pytest.raises(InputError):
         lake.land_one("questions", "bad", questions(["q2", "q2"], "bad"))
-    stored = [(r["suite"], r["run_name"], r["success"]) for r in validation.stored_results(home)]
+    stored = [(r["suite"], r["run_name"], r["success"]) for r in stored_results(home)]
     assert stored == [("questions", "load_id=good", True), ("questions", "load_id=bad", False)]
-    failed = json.loads(validation.stored_results(home)[1]["path"].read_text())
+    failed = json.loads(stored_results(home)[1]["path"].read_text())
     (dup,) = [r for r in failed["results"] if not r["success"]]
     assert dup["expectation_config"]["type"] == "expect_compound_columns_to_be_unique"  # (dataset, question_id)
     assert dup["result"]["partial_unexpected_list"] == [{"dataset": "bad", "question_id": "q2"}] * 2
@@ -214,7 +215,7 @@ def test_every_result_is_stored_and_listed_in_the_data_docs(home: Path) -> None:
     assert len(pages) == 2
     # the docs can be rebuilt from the stored results alone
     (home / "data_docs" / "index.html").unlink()
-    assert validation.build_data_docs(home) == home / "data_docs" / "index.html"
+    assert build_data_docs(home) == home / "data_docs" / "index.html"
     assert "load_id=bad" in (home / "data_docs" / "index.html").read_text()
 
 

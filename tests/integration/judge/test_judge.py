@@ -9,7 +9,7 @@ from pathlib import Path
 import polars as pl
 
 from python_jobs.core.lake import Lake
-from python_jobs.judging.metrics import load_metrics
+from python_jobs.judge.metrics import load_metrics
 from python_jobs.warehouse.text_metrics import parse_amounts
 from support.cli import run_finrag
 from support.fake_llm import Behaviour, FakeLLM

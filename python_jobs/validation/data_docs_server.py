@@ -1,6 +1,6 @@
 """Serve the home's Great Expectations Data Docs ($FINRAG_HOME/data_docs/) over HTTP on a loopback port.
 
-    python -m python_jobs.core.data_docs_server --dir DIR --port PORT [--host 127.0.0.1] [--parent PID]
+    python -m python_jobs.validation.data_docs_server --dir DIR --port PORT [--host 127.0.0.1] [--parent PID]
 
 Why a server of its own: the dashboard's overview links to the Data Docs, and a link must open in a real browser.
 Streamlit serves only its app (its static file serving sends .html as text/plain, so GX's pages would show as
