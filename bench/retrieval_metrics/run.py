@@ -3,6 +3,7 @@
     .venv/bin/python bench/retrieval_metrics/run.py --questions 100000                       # the speed ratios
     .venv/bin/python bench/retrieval_metrics/run.py --questions 10000 --incremental-runs 20  # incremental vs full
     .venv/bin/python bench/retrieval_metrics/run.py --questions 1000000 --skip-references     # the scale figure
+    .venv/bin/python bench/retrieval_metrics/run.py --questions 100000 --model-peaks         # each model's peak
 
 1. A TREC qrels file (1-5 relevant docs per question graded 1-3, plus 2 judged non-relevant) and a TREC run file of
    `--results` (100) docs per question are written. Scores carry ties: many are equal, and some differ only below
@@ -11,7 +12,9 @@
 3. `finrag build` (dbt start-up, every model and data test, publishing) is timed as a subprocess, and the
    retrieval-metric models' own execution times are summed from run_results.json (every model tagged
    `retrieval_metrics`: ranking, judgments, per-question scores at chunk, page and doc granularity, leaderboard,
-   slices).
+   slices), and so are those of every model of the retrieval chain (every model downstream of the lake's
+   retrieval_results in dbt's graph: drill-down, judged results, run comparison and the rest; the issue-46 count).
+   With --model-peaks each chain model is then rebuilt alone (--full-refresh, no tests) for its own peak RSS.
 4. pytrec_eval parses the same two files (`parse_qrel`, `parse_run`) and evaluates the same measures (map,
    recip_rank, ndcg, and P / recall / ndcg_cut / map_cut at 1, 3, 5, 10, 20, 100); its time includes the parsing.
    The leaderboard's chunk-level means are checked against it (max abs difference printed).
@@ -108,6 +111,42 @@ def metric_model_times(home: Path) -> dict[str, float]:
     return {r["unique_id"].split(".")[-1]: r["execution_time"] for r in results if r["unique_id"] in tagged}
 
 
+def chain_models(home: Path) -> list[str]:
+    """The retrieval chain: every model downstream of the lake's retrieval_results (dbt's child map), in dbt's
+    order: what a build runs for a new run."""
+    manifest = json.loads((home / "dbt_target" / "manifest.json").read_text())
+    children, seen = manifest["child_map"], set()
+    todo = [uid for uid in children if uid.startswith("source.") and uid.endswith(".retrieval_results")]
+    while todo:
+        uid = todo.pop()
+        for child in children.get(uid, []):
+            if child not in seen and child.startswith("model."):
+                seen.add(child)
+                todo.append(child)
+    return sorted(uid.split(".")[-1] for uid in seen)
+
+
+def chain_model_times(home: Path) -> dict[str, float]:
+    """Execution seconds of each model of the retrieval chain in the last build."""
+    chain = set(chain_models(home))
+    results = json.loads((home / "dbt_target" / "run_results.json").read_text())["results"]
+    return {r["unique_id"].split(".")[-1]: r["execution_time"] for r in results
+            if r["unique_id"].startswith("model.") and r["unique_id"].split(".")[-1] in chain}
+
+
+def model_peaks(home: Path) -> None:
+    """Each chain model rebuilt alone (--full-refresh, no test, no publishing) in its own `finrag build`: its
+    execution time and the process's peak RSS, beside a build of one view (dbt and DuckDB with nothing to hold)."""
+    _, base, _ = finrag(home, "build", "--select", "stg_lake__retrieval_runs", "--exclude-resource-type", "test",
+                        "--no-publish")
+    print(f"per-model peaks (each model alone; a one-view build peaks at {base or float('nan'):.0f} MiB):")
+    for model in chain_models(home):
+        _, peak, _ = finrag(home, "build", "--select", model, "--full-refresh", "--exclude-resource-type", "test",
+                            "--no-publish")
+        seconds = sum(chain_model_times(home).values())
+        print(f"  {model:45s} {seconds:7.2f} s  peak {peak or float('nan'):6.0f} MiB")
+
+
 def metric_model_seconds(home: Path) -> float:
     return sum(metric_model_times(home).values())
 
@@ -186,6 +225,8 @@ def main() -> None:
     ap.add_argument("--results", type=int, default=100)
     ap.add_argument("--incremental-runs", type=int, default=0)
     ap.add_argument("--skip-references", action="store_true", help="no pytrec_eval (the scale figure)")
+    ap.add_argument("--model-peaks", action="store_true",
+                    help="after the build, rebuild each retrieval-chain model alone: its time and peak RSS")
     ap.add_argument("--sample", type=int, default=10_000,
                     help="with --skip-references: pytrec_eval on this many questions of the same files")
     ap.add_argument("--workdir", type=Path, default=None, help="keep files and home here (default: a temp dir)")
@@ -210,11 +251,15 @@ def main() -> None:
         print(f"ingest: qrels {w_q:.1f}s, run {w_r:.1f}s (peak {m_r or float('nan'):.0f} MiB)")
         wall, peak, _ = finrag(home, "build")
         models = metric_model_seconds(home)
-        print(f"finrag build: wall {wall:.2f}s, retrieval-metric models {models:.2f}s, "
+        chain = chain_model_times(home)
+        print(f"finrag build: wall {wall:.2f}s, retrieval-metric models {models:.2f}s, retrieval chain "
+              f"({len(chain)} models) {sum(chain.values()):.2f}s, "
               f"peak {peak or float('nan'):.0f} MiB"
               f"  ({args.questions:,} x {args.results} = {args.questions * args.results:,} rows)")
         print("  " + ", ".join(f"{name} {seconds:.2f}s" for name, seconds in
                                sorted(metric_model_times(home).items(), key=lambda item: -item[1])))
+        if args.model_peaks:
+            model_peaks(home)
         if args.skip_references and args.sample:
             sample_check(home, qrels, run, min(args.sample, args.questions))
         if not args.skip_references:
@@ -223,7 +268,10 @@ def main() -> None:
             diff = max(abs(ours[name] - value) for name, value in means.items())
             print(f"pytrec_eval (parse + evaluate): {t_ref:.2f}s; max |dbt - pytrec_eval| over {len(means)} "
                   f"measures: {diff:.2e}")
-            print(f"ratio metric models / pytrec_eval = {models / t_ref:.2f}   (target <= 1.0)")
+            print(f"ratio metric models / pytrec_eval = {models / t_ref:.2f}; retrieval chain / pytrec_eval = "
+                  f"{sum(chain.values()) / t_ref:.2f}   (target <= 1.0)")
+            print("  chain: " + ", ".join(f"{name} {seconds:.2f}s" for name, seconds in
+                                          sorted(chain.items(), key=lambda item: -item[1])))
             print(f"ratio finrag build / pytrec_eval = {wall / t_ref:.2f}   (target <= 2.0)")
             # the floor under that ratio: the same first build with no rows at all (dbt start-up and parse, every
             # model and data test, publishing), which no model design can go below
