@@ -14,15 +14,7 @@
 --            number within one result. Results without pages have no page units.
 -- Incremental by run: a run is recomputed when its version changes (macros/retrieval/retrieval_versions.sql).
 
-{{
-    config(
-        materialized=incremental_materialization(),
-        unique_key='run_id',
-        incremental_strategy='delete+insert',
-        post_hook="{{ retrieval_record_runs() }}",
-        tags=['retrieval_metrics'],
-    )
-}}
+{{ config(run_incremental_config(tags=['retrieval_metrics'])) }}
 
 with runs as (
 

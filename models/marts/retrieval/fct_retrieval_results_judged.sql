@@ -7,14 +7,7 @@
 -- Ranks of documents and pages first seen within the top are the ranks int_retrieval_hits gives them; deeper
 -- results are not shown (the metrics read every result). Incremental by run, like its siblings.
 
-{{
-    config(
-        materialized=incremental_materialization(),
-        unique_key='run_id',
-        incremental_strategy='delete+insert',
-        post_hook="{{ retrieval_record_runs() }}",
-    )
-}}
+{{ config(run_incremental_config()) }}
 
 with runs as (
 

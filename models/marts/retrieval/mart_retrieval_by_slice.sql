@@ -7,15 +7,7 @@
 -- are left out of that dimension; a question missing from dim_questions (a TREC-only dataset: qrels and runs without
 -- queries) is sliced by the run's dataset alone.
 
-{{
-    config(
-        materialized=incremental_materialization(),
-        unique_key='run_id',
-        incremental_strategy='delete+insert',
-        post_hook="{{ retrieval_record_runs() }}",
-        tags=['retrieval_metrics'],
-    )
-}}
+{{ config(run_incremental_config(tags=['retrieval_metrics'])) }}
 
 -- the metrics averaged (retrieval_metric_sums) are the registry's retrieval family
 -- depends_on: {{ ref('metrics') }}
