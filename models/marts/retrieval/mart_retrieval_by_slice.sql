@@ -83,56 +83,13 @@ slice_sums as (
 
 slice_means as (
 
-    select
-        run_id,
-        granularity,
-        k,
-        {%- for dimension in dimensions %}
-        grouping({{ dimension }}) as {{ dimension }}__grouped,
-        {{ dimension }},
-        {%- endfor %}
-        {{ retrieval_metric_means() }}
-    from slice_sums
-    -- sqlfluff's duckdb dialect does not parse grouping sets yet
-    group by grouping sets (  -- noqa: PRS
-        {%- for dimension in dimensions %}
-        (run_id, granularity, k, {{ dimension }}){{ "," if not loop.last or crossings }}
-        {%- endfor %}
-        {%- for crossing in crossings %}
-        (run_id, granularity, k, {{ crossing.crosses | join(', ') }}){{ "," if not loop.last }}
-        {%- endfor %}
-    )
-
-),
-
-labelled_slices as (
-
-    select
-        *,
-        case
-            {%- for crossing in crossings %}
-            when {{ crossing_grouped(crossing) }} then '{{ crossing.dimension }}'
-            {%- endfor %}
-            {%- for dimension in dimensions %}
-            when {{ dimension }}__grouped = 0 then '{{ dimension }}'
-            {%- endfor %}
-        end as dimension,
-        case
-            {%- for crossing in crossings %}
-            when {{ crossing_grouped(crossing) }} then {{ crossing_value(crossing) }}
-            {%- endfor %}
-            {%- for dimension in dimensions %}
-            when {{ dimension }}__grouped = 0 then cast({{ dimension }} as string)
-            {%- endfor %}
-        end as dimension_value
-    from slice_means
+    {{ slice_unpivot('slice_sums', ['run_id', 'granularity', 'k'], retrieval_metric_means(), crossings) }}
 
 ),
 
 metric_means as (
 
-    {{ retrieval_unpivot_means('labelled_slices', ['run_id', 'dimension', 'dimension_value', 'granularity'],
-                               where='dimension_value is not null') }}
+    {{ retrieval_unpivot_means('slice_means', ['run_id', 'dimension', 'dimension_value', 'granularity']) }}
 
 ),
 
