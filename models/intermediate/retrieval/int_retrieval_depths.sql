@@ -86,6 +86,8 @@ page_counts as (
 
 ),
 
+-- one branch per granularity, not a loop over granularities(): each counts its units its own way (the results, their
+-- distinct documents, the pages they cover)
 depths as (
 
     select

@@ -227,6 +227,7 @@ final as (
                 then cast(evaluated.n_relevant_retrieved as double) / evaluated.n_relevant
             else 0.0
         end as recall,
+        -- DocRec and PageRec are defined at one granularity each (the registry's granularities column: doc, page)
         case
             when evaluated.granularity = 'doc' and evaluated.n_relevant > 0
                 then cast(evaluated.n_relevant_in_top_results as double) / evaluated.n_relevant

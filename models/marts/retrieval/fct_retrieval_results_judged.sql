@@ -46,6 +46,8 @@ ranked_pages as (
 
 ),
 
+-- each granularity's unit of a result is found its own way (chunk: the result; doc: its doc_id; page: the pages it
+-- covers), so the judged units are joined once per granularity by name, not in a loop over granularities()
 -- a result's page rank is its best-ranked page's, its page relevance the best relevance among its pages
 result_pages as (
 
