@@ -1,6 +1,6 @@
 """QA generation: OmniEval-style generated questions - how many of each topic x task cell the LLM inspector kept
 (acceptance ratio, a heatmap) and humans accepted, and how far the LLM inspector agrees with the humans
-(mart_generation_acceptance, mart_inspection_agreement)."""
+(mart_qa_generation_acceptance, mart_qa_generation_inspection_agreement)."""
 
 import altair as alt
 import polars as pl
@@ -54,5 +54,5 @@ if agreement is None or agreement.filter(pl.col("generation_run_id") == run).is_
             "`finrag import-inspection FILE` and `finrag build`.")
 else:
     st.caption("Per task: questions both inspected (n), the share where keep / drop agree, and Cohen's kappa "
-               "(mart_inspection_agreement).")
+               "(mart_qa_generation_inspection_agreement).")
     ui.show_table(agreement.filter(pl.col("generation_run_id") == run).drop("generation_run_id"))

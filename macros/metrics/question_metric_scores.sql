@@ -24,12 +24,6 @@
 {% endmacro %}
 
 
-{% macro question_metric_scores_retrieval_versions() %}
-{#- fct_question_metric_scores' retrieval run versions: upstream_run_versions of fct_retrieval_question_scores. -#}
-    {{ upstream_run_versions(ref('fct_retrieval_question_scores')) }}
-{% endmacro %}
-
-
 {% macro per_run_delete_stale(versions_sql) %}
 {#-
     pre-hook of an incremental model over per-run rows: deletes every generation and judge row (recomputed in every

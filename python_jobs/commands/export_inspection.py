@@ -5,8 +5,8 @@
 Each row: question_id, dataset, generation_run_id, topic (English path), task, question_type, conversation (the
 earlier turns, conversational only), question, answer, passages (the gold evidence the generator was given), and the
 columns the annotator fills: score (1-5), corrected_question, corrected_answer, comment. The LLM inspector's verdict
-is not in the file (blind annotation: the agreement in mart_inspection_agreement would be biased otherwise); the
-sample covers instances the LLM kept and dropped alike. `finrag import-inspection` reads the file back.
+is not in the file (blind annotation: the agreement in mart_qa_generation_inspection_agreement would be biased
+otherwise); the sample covers instances the LLM kept and dropped alike. `finrag import-inspection` reads the file back.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@
   and every parameter into the default judge_run_id `<answer run>-judge-<hash10>`: a re-run replaces its own partition
   and, through the client's cache, makes no new call.
 - Each judgment is `ok` (a raw score on the metric's scale), `not_applicable`, or `failed` with the reason; the reply
-  is read strictly (judge/verdicts.py parse_reply), never guessed. Decided without a call (status not_applicable, the reason
+  is read strictly (verdicts.parse_reply), never guessed. Decided without a call (status not_applicable, the reason
   in `rationale`): metrics needing passages when the answer had none (closed book; FinanceBench's singleStore /
   sharedStore runs, whose retrieved chunks are not published), NAC when the reference answer holds no number, and
   any metric when the answer itself failed (no text to judge).

@@ -4,8 +4,8 @@
 Export: each row holds question_id, dataset, generation_run_id, topic (English path), task, question_type,
 conversation (the earlier turns, conversational only), question, answer, passages (the gold evidence the generator
 was given), and the columns the annotator fills: score (1-5), corrected_question, corrected_answer, comment. The LLM
-inspector's verdict is not in the file (blind annotation: the agreement in mart_inspection_agreement would be biased
-otherwise); the sample covers instances the LLM kept and dropped alike.
+inspector's verdict is not in the file (blind annotation: the agreement in mart_qa_generation_inspection_agreement
+would be biased otherwise); the sample covers instances the LLM kept and dropped alike.
 
 Import, validated before anything lands (errors name file, line and field): the columns question_id, score,
 corrected_question, corrected_answer and comment are present; every question id is a generated instance in the

@@ -5,15 +5,7 @@
 --   page:  the distinct pages the results cover (none for results without pages)
 -- Incremental by run, like int_retrieval_hits.
 
-{{
-    config(
-        materialized=incremental_materialization(),
-        unique_key='run_id',
-        incremental_strategy='delete+insert',
-        post_hook="{{ retrieval_record_runs() }}",
-        tags=['retrieval_metrics'],
-    )
-}}
+{{ config(run_incremental_config(tags=['retrieval_metrics'])) }}
 
 with pending as (
 
@@ -94,6 +86,8 @@ page_counts as (
 
 ),
 
+-- one branch per granularity, not a loop over granularities(): each counts its units its own way (the results, their
+-- distinct documents, the pages they cover)
 depths as (
 
     select

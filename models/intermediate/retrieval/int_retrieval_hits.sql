@@ -14,15 +14,7 @@
 --            number within one result. Results without pages have no page units.
 -- Incremental by run: a run is recomputed when its version changes (macros/retrieval/retrieval_versions.sql).
 
-{{
-    config(
-        materialized=incremental_materialization(),
-        unique_key='run_id',
-        incremental_strategy='delete+insert',
-        post_hook="{{ retrieval_record_runs() }}",
-        tags=['retrieval_metrics'],
-    )
-}}
+{{ config(run_incremental_config(tags=['retrieval_metrics'])) }}
 
 with runs as (
 
@@ -62,6 +54,8 @@ question_shapes as (
 
 ),
 
+-- the granularities are named here, not looped over: the rule is granularity-specific (a result IS a chunk, and a
+-- document only when it is its own result; pages and repeated documents are ranked by their own branches below)
 -- ---- results that are relevant units themselves: chunks, and the documents of questions whose results are documents
 -- each such result is positioned once (1 + the results that precede it), whatever granularities it is a unit of
 matched_results as (

@@ -45,6 +45,8 @@ chunks as (
 
 ),
 
+-- one CTE per granularity, not a loop over granularities(): each takes its units from the evidence its own way (the
+-- document, the page, the named chunk or the chunks covering a gold page)
 doc_units as (
 
     select

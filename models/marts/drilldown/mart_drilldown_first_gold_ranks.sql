@@ -1,8 +1,10 @@
+-- noqa: disable=LT02
+-- (indentation: lines a Jinja loop repeats cannot sit at one indent in every iteration's compiled SQL)
 -- The drill-down's per-run summary of one question: for every retrieval run and question with results shown
--- (fct_retrieval_results_judged), the rank of the first gold unit at chunk, page and doc granularity in the run's
--- whole ranking (fct_retrieval_question_scores.first_relevant_rank at k = 0, the rank RR is computed from; null
--- when none is retrieved or the question is not judged at that granularity), and the hits among the results shown
--- and the results shown.
+-- (fct_retrieval_results_judged), the rank of the first gold unit at each of the rules' granularities
+-- (first_gold_<granularity>) in the run's whole ranking (fct_retrieval_question_scores.first_relevant_rank at k = 0,
+-- the rank RR is computed from; null when none is retrieved or the question is not judged at that granularity), and
+-- the hits among the results shown and the results shown.
 
 with shown as (
 
@@ -30,9 +32,10 @@ first_ranks as (
     select
         run_id,
         question_id,
-        min(case when granularity = 'chunk' then first_relevant_rank end) as first_gold_chunk,
-        min(case when granularity = 'page' then first_relevant_rank end) as first_gold_page,
-        min(case when granularity = 'doc' then first_relevant_rank end) as first_gold_doc
+        {%- for granularity in granularities() %}
+        min(case when granularity = '{{ granularity }}' then first_relevant_rank end) as first_gold_{{ granularity }}
+        {{- "," if not loop.last }}
+        {%- endfor %}
     from {{ ref('fct_retrieval_question_scores') }}
     where k = 0
     group by run_id, question_id
@@ -45,9 +48,9 @@ final as (
         shown.run_id,
         runs.dataset,
         shown.question_id,
-        cast(first_ranks.first_gold_chunk as integer) as first_gold_chunk,
-        cast(first_ranks.first_gold_page as integer) as first_gold_page,
-        cast(first_ranks.first_gold_doc as integer) as first_gold_doc,
+        {%- for granularity in granularities() %}
+        cast(first_ranks.first_gold_{{ granularity }} as integer) as first_gold_{{ granularity }},
+        {%- endfor %}
         shown.hits,
         shown.results
     from shown

@@ -7,12 +7,27 @@
 -- depends_on: {{ ref('metrics') }}
 
 {% set metrics = metric_columns('lexical') %}
-{% set dimensions = slice_dimensions() %}
 
 with scores as (
 
     select * from {{ ref('fct_generation_question_scores') }}
     where not is_failed
+
+),
+
+-- one row per answer and lexical metric
+metric_scores as (
+
+    {% for column, metric in metrics %}
+        select
+            run_id,
+            dataset,
+            question_id,
+            '{{ metric }}' as metric,
+            {{ column }} as score
+        from scores
+                {{ "union all" if not loop.last }}
+    {% endfor %}
 
 ),
 
@@ -25,36 +40,35 @@ questions as (
 scored as (
 
     select
-        scores.*,
-        {% for dimension in dimensions %}questions.{{ dimension }} as dim_{{ dimension }}{{ "," if not loop.last }}
-    {% endfor %}
-    from scores
+        metric_scores.run_id,
+        metric_scores.metric,
+        metric_scores.score,
+        questions.*
+    from metric_scores
     inner join questions
-        on scores.dataset = questions.question_dataset
-        and scores.question_id = questions.question_id
+        on metric_scores.dataset = questions.question_dataset
+        and metric_scores.question_id = questions.question_id
 
 ),
 
 sliced as (
 
-    {% for dimension in dimensions %}
-        {% for column, metric in metrics %}
-            select
-                run_id,
-                '{{ dimension }}' as dimension,
-                dim_{{ dimension }} as value,
-                '{{ metric }}' as metric,
-                avg({{ column }}) as mean,
-                count({{ column }}) as n
-            from scored
-            where dim_{{ dimension }} is not null
-            group by run_id, dim_{{ dimension }}
-                        {{ "union all" if not loop.last }}
-        {% endfor %}
-                {{ "union all" if not loop.last }}
-    {% endfor %}
+    {{ slice_unpivot('scored', ['run_id', 'metric'], 'avg(score) as mean, count(score) as n') }}
+
+),
+
+final as (
+
+    select
+        run_id,
+        dimension,
+        dimension_value as value,
+        metric,
+        mean,
+        n
+    from sliced
+    where n > 0
 
 )
 
-select * from sliced
-where n > 0
+select * from final

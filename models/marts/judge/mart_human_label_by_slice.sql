@@ -4,8 +4,6 @@
 -- metric and question slice (the rules' slice dimensions: question type, doc type, company, ...), with the slice's
 -- mean normalised label score. Questions whose value for a dimension is null are left out of that dimension.
 
-{% set dimensions = slice_dimensions() %}
-
 with labels as (
 
     select * from {{ ref('int_human_labels') }}
@@ -27,8 +25,7 @@ labelled as (
         labels.label,
         labels.raw_score,
         labels.normalized_score,
-        {% for dimension in dimensions %}questions.{{ dimension }} as dim_{{ dimension }}{{ "," if not loop.last }}
-        {% endfor %}
+        questions.*
     from labels
     inner join questions
         on labels.dataset = questions.question_dataset
@@ -38,25 +35,27 @@ labelled as (
 
 sliced as (
 
-    {% for dimension in dimensions %}
-        select
-            label_set,
-            answer_run_id,
-            metric,
-            '{{ dimension }}' as dimension,
-            dim_{{ dimension }} as value,
-            label,
-            any_value(raw_score) as raw_score,
-            count(*) as n,
-            sum(count(*)) over (partition by label_set, answer_run_id, metric, dim_{{ dimension }}) as n_labelled,
-            sum(sum(normalized_score)) over (partition by label_set, answer_run_id, metric, dim_{{ dimension }})
-                / sum(count(normalized_score)) over (partition by label_set, answer_run_id, metric, dim_{{ dimension }})
-                as mean
-        from labelled
-        where dim_{{ dimension }} is not null
-        group by label_set, answer_run_id, metric, dim_{{ dimension }}, label
-                {{ "union all" if not loop.last }}
-    {% endfor %}
+    {{ slice_unpivot('labelled', ['label_set', 'answer_run_id', 'metric', 'label'],
+                     'any_value(raw_score) as raw_score, count(*) as n, sum(normalized_score) as normalized_sum, '
+                     ~ 'count(normalized_score) as n_normalized') }}
+
+),
+
+slice_totals as (
+
+    select
+        label_set,
+        answer_run_id,
+        metric,
+        dimension,
+        dimension_value as value,
+        label,
+        raw_score,
+        n,
+        sum(n) over (partition by label_set, answer_run_id, metric, dimension, dimension_value) as n_labelled,
+        sum(normalized_sum) over (partition by label_set, answer_run_id, metric, dimension, dimension_value)
+        / sum(n_normalized) over (partition by label_set, answer_run_id, metric, dimension, dimension_value) as mean
+    from sliced
 
 ),
 
@@ -74,7 +73,7 @@ final as (
         cast(n_labelled as bigint) as n_labelled,
         n / n_labelled as share,
         mean
-    from sliced
+    from slice_totals
 
 )
 

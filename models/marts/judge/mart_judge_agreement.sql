@@ -1,9 +1,9 @@
 -- Judge-human agreement per group of fct_judge_agreement_pairs (grain judge_run / judge_model /
 -- judge_model_overall, see there): n scored pairs, accuracy (share of pairs where the judge's class equals the
 -- human's), the chance agreement p_expected and Cohen's kappa, all from the project's one agreement macro
--- (agreement_stats; mart_inspection_agreement uses it too). Classes: int_judge_metric_classes. n_not_scored counts
--- the pairs left out: the judge's judgment was not_applicable or failed, or the human label was not applicable
--- (their class is null).
+-- (agreement_stats; mart_qa_generation_inspection_agreement uses it too). Classes: int_judge_metric_classes.
+-- n_not_scored counts the pairs left out: the judge's judgment was not_applicable or failed, or the human label was
+-- not applicable (their class is null).
 
 with pairs as (
 

@@ -6,8 +6,6 @@
 -- dataset, question_type, doc_type, task, topic levels (l1..l3), company, sector. Questions whose value for a
 -- dimension is null are left out of it.
 
-{% set dimensions = slice_dimensions() %}
-
 with scores as (
 
     select * from {{ ref('fct_judge_answer_scores') }}
@@ -28,8 +26,7 @@ scored as (
         scores.metric,
         scores.normalized_score,
         scores.raw_score,
-        {% for dimension in dimensions %}questions.{{ dimension }} as dim_{{ dimension }}{{ "," if not loop.last }}
-        {% endfor %}
+        questions.*
     from scores
     inner join questions
         on scores.dataset = questions.question_dataset
@@ -39,21 +36,23 @@ scored as (
 
 sliced as (
 
-    {% for dimension in dimensions %}
-        select
-            judge_run_id,
-            '{{ dimension }}' as dimension,
-            dim_{{ dimension }} as value,
-            metric,
-            avg(normalized_score) as mean,
-            avg(raw_score) as mean_raw,
-            count(*) as n
-        from scored
-        where dim_{{ dimension }} is not null
-        group by judge_run_id, dim_{{ dimension }}, metric
-                {{ "union all" if not loop.last }}
-    {% endfor %}
+    {{ slice_unpivot('scored', ['judge_run_id', 'metric'],
+                     'avg(normalized_score) as mean, avg(raw_score) as mean_raw, count(*) as n') }}
+
+),
+
+final as (
+
+    select
+        judge_run_id,
+        dimension,
+        dimension_value as value,
+        metric,
+        mean,
+        mean_raw,
+        n
+    from sliced
 
 )
 
-select * from sliced
+select * from final

@@ -16,19 +16,11 @@
 
 -- depends_on: {{ ref('metrics') }}
 
-{{
-    config(
-        materialized=incremental_materialization(),
-        incremental_strategy='append',
-        on_schema_change='append_new_columns',
-        pre_hook="{{ per_run_delete_stale(question_metric_scores_retrieval_versions()) }}",
-        post_hook="{{ retrieval_record_runs(question_metric_scores_retrieval_versions()) }}",
-    )
-}}
+{{ config(run_incremental_config(upstream='fct_retrieval_question_scores')) }}
 
 with retrieval_versions as (
 
-    {{ question_metric_scores_retrieval_versions() }}
+    {{ upstream_run_versions(ref('fct_retrieval_question_scores')) }}
 
 ),
 

@@ -12,14 +12,7 @@
 -- (either run's scores, or this SQL), so a build adding one run to a family computes that run's comparisons (and,
 -- when it is the new best, the family's comparisons with it), and reads the scores of those runs only.
 
-{{
-    config(
-        materialized=incremental_materialization(),
-        unique_key='pair_key',
-        incremental_strategy='delete+insert',
-        post_hook="{{ run_comparisons_drop_vanished() }}",
-    )
-}}
+{{ config(run_incremental_config(unique_key='pair_key', post_hook='{{ run_comparisons_drop_vanished() }}')) }}
 
 with pairs as (
 

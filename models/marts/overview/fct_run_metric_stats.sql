@@ -10,15 +10,7 @@
 
 -- the post-hook deletes the runs gone from the lake: depends_on: {{ ref('int_retrieval_runs') }}
 
-{{
-    config(
-        materialized=incremental_materialization(),
-        incremental_strategy='append',
-        on_schema_change='append_new_columns',
-        pre_hook="{{ per_run_delete_stale(upstream_run_versions(ref('fct_question_metric_scores'))) }}",
-        post_hook="{{ retrieval_record_runs(upstream_run_versions(ref('fct_question_metric_scores'))) }}",
-    )
-}}
+{{ config(run_incremental_config(upstream='fct_question_metric_scores')) }}
 
 with retrieval_versions as (
 

@@ -5,15 +5,7 @@
 -- relevant hits (int_retrieval_hits), the units it retrieved (int_retrieval_depths) and its dataset's qrels
 -- (int_retrieval_judged_units); every k is computed in one pass over the hits.
 
-{{
-    config(
-        materialized=incremental_materialization(),
-        unique_key='run_id',
-        incremental_strategy='delete+insert',
-        post_hook="{{ retrieval_record_runs() }}",
-        tags=['retrieval_metrics'],
-    )
-}}
+{{ config(run_incremental_config(tags=['retrieval_metrics'])) }}
 
 with runs as (
 
@@ -235,6 +227,7 @@ final as (
                 then cast(evaluated.n_relevant_retrieved as double) / evaluated.n_relevant
             else 0.0
         end as recall,
+        -- DocRec and PageRec are defined at one granularity each (the registry's granularities column: doc, page)
         case
             when evaluated.granularity = 'doc' and evaluated.n_relevant > 0
                 then cast(evaluated.n_relevant_in_top_results as double) / evaluated.n_relevant

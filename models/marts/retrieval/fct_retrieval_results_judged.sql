@@ -7,14 +7,7 @@
 -- Ranks of documents and pages first seen within the top are the ranks int_retrieval_hits gives them; deeper
 -- results are not shown (the metrics read every result). Incremental by run, like its siblings.
 
-{{
-    config(
-        materialized=incremental_materialization(),
-        unique_key='run_id',
-        incremental_strategy='delete+insert',
-        post_hook="{{ retrieval_record_runs() }}",
-    )
-}}
+{{ config(run_incremental_config()) }}
 
 with runs as (
 
@@ -53,6 +46,8 @@ ranked_pages as (
 
 ),
 
+-- each granularity's unit of a result is found its own way (chunk: the result; doc: its doc_id; page: the pages it
+-- covers), so the judged units are joined once per granularity by name, not in a loop over granularities()
 -- a result's page rank is its best-ranked page's, its page relevance the best relevance among its pages
 result_pages as (
 

@@ -7,15 +7,7 @@
 -- are left out of that dimension; a question missing from dim_questions (a TREC-only dataset: qrels and runs without
 -- queries) is sliced by the run's dataset alone.
 
-{{
-    config(
-        materialized=incremental_materialization(),
-        unique_key='run_id',
-        incremental_strategy='delete+insert',
-        post_hook="{{ retrieval_record_runs() }}",
-        tags=['retrieval_metrics'],
-    )
-}}
+{{ config(run_incremental_config(tags=['retrieval_metrics'])) }}
 
 -- the metrics averaged (retrieval_metric_sums) are the registry's retrieval family
 -- depends_on: {{ ref('metrics') }}
@@ -91,56 +83,13 @@ slice_sums as (
 
 slice_means as (
 
-    select
-        run_id,
-        granularity,
-        k,
-        {%- for dimension in dimensions %}
-        grouping({{ dimension }}) as {{ dimension }}__grouped,
-        {{ dimension }},
-        {%- endfor %}
-        {{ retrieval_metric_means() }}
-    from slice_sums
-    -- sqlfluff's duckdb dialect does not parse grouping sets yet
-    group by grouping sets (  -- noqa: PRS
-        {%- for dimension in dimensions %}
-        (run_id, granularity, k, {{ dimension }}){{ "," if not loop.last or crossings }}
-        {%- endfor %}
-        {%- for crossing in crossings %}
-        (run_id, granularity, k, {{ crossing.crosses | join(', ') }}){{ "," if not loop.last }}
-        {%- endfor %}
-    )
-
-),
-
-labelled_slices as (
-
-    select
-        *,
-        case
-            {%- for crossing in crossings %}
-            when {{ crossing_grouped(crossing) }} then '{{ crossing.dimension }}'
-            {%- endfor %}
-            {%- for dimension in dimensions %}
-            when {{ dimension }}__grouped = 0 then '{{ dimension }}'
-            {%- endfor %}
-        end as dimension,
-        case
-            {%- for crossing in crossings %}
-            when {{ crossing_grouped(crossing) }} then {{ crossing_value(crossing) }}
-            {%- endfor %}
-            {%- for dimension in dimensions %}
-            when {{ dimension }}__grouped = 0 then cast({{ dimension }} as string)
-            {%- endfor %}
-        end as dimension_value
-    from slice_means
+    {{ slice_unpivot('slice_sums', ['run_id', 'granularity', 'k'], retrieval_metric_means(), crossings) }}
 
 ),
 
 metric_means as (
 
-    {{ retrieval_unpivot_means('labelled_slices', ['run_id', 'dimension', 'dimension_value', 'granularity'],
-                               where='dimension_value is not null') }}
+    {{ retrieval_unpivot_means('slice_means', ['run_id', 'dimension', 'dimension_value', 'granularity']) }}
 
 ),
 

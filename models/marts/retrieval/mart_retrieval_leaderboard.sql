@@ -3,15 +3,7 @@
 -- (trec_eval -c). map / mrr / ndcg / precision / recall are the means of AP@k / RR@k / nDCG@k / P@k / Recall@k;
 -- k = 0 is the whole ranking (trec_eval map, recip_rank, ndcg).
 
-{{
-    config(
-        materialized=incremental_materialization(),
-        unique_key='run_id',
-        incremental_strategy='delete+insert',
-        post_hook="{{ retrieval_record_runs() }}",
-        tags=['retrieval_metrics'],
-    )
-}}
+{{ config(run_incremental_config(tags=['retrieval_metrics'])) }}
 
 -- the metrics averaged (retrieval_metric_sums) are the registry's retrieval family
 -- depends_on: {{ ref('metrics') }}

@@ -1,8 +1,8 @@
 """Human inspection of generated QA instances: `finrag export-inspection` -> annotators' scores ->
 `finrag import-inspection` (validation, atomic landing, drop / fix / keep applied, idempotent), then `dbt build`:
-mart_generation_acceptance and mart_inspection_agreement against numbers worked out from the lake here, and a bm25
-run over the generated test split scored at chunk level (fct_retrieval_question_scores, mart_retrieval_leaderboard)
-against a reference computed from the retrieval results and the generated evidence."""
+mart_qa_generation_acceptance and mart_qa_generation_inspection_agreement against numbers worked out from the lake
+here, and a bm25 run over the generated test split scored at chunk level (fct_retrieval_question_scores,
+mart_retrieval_leaderboard) against a reference computed from the retrieval results and the generated evidence."""
 
 from __future__ import annotations
 
@@ -148,7 +148,7 @@ def imported(flow: dict) -> dict:
     out = run_finrag(home, "retrieve", "--retriever", "bm25", "--dataset", DS, "--k", "5",
                      "--split", "gen_test,gen_human_test").stdout
     retrieval_run = out.strip()
-    run_finrag(home, "build", "--select", "+mart_generation_acceptance", "+mart_inspection_agreement",
+    run_finrag(home, "build", "--select", "+mart_qa_generation_acceptance", "+mart_qa_generation_inspection_agreement",
                "+mart_retrieval_leaderboard", "+dim_questions", "--indirect-selection", "cautious")
     return {"irid": irid, "first": first, "second": second, "after_first": after_first,
             "retrieval_run": retrieval_run}
@@ -192,17 +192,17 @@ def test_acceptance_mart_matches_the_lake(flow: dict, imported: dict) -> None:
     accepted = sum(v in ("keep", "fix") for v in human.values())
     overall = warehouse_query(flow["home"], "select n_attempts, n_failed, n_generated, n_kept, n_dropped, "
                               "acceptance_ratio, n_human_inspected, n_human_keep, n_human_fix, n_human_drop, "
-                              "human_acceptance_ratio from mart_generation_acceptance "
+                              "human_acceptance_ratio from mart_qa_generation_acceptance "
                               "where topic_level = 0 and task = 'all'")
     assert overall == [(att.height, att.filter(pl.col("status") == "failed").height, n_gen, n_kept, n_gen - n_kept,
                         pytest.approx(n_kept / n_gen), 8, 4, 2, 2, pytest.approx(accepted / 8))]
     # one topic x task cell at the second level, English path beside the zh path
     cell = warehouse_query(flow["home"], "select topic_en, n_attempts, n_generated, n_kept, acceptance_ratio "
-                           "from mart_generation_acceptance where topic_level = 2 and topic = '投资/股票市场' "
+                           "from mart_qa_generation_acceptance where topic_level = 2 and topic = '投资/股票市场' "
                            "and task = 'long_form'")
     assert cell == [("Investment/Stock market", 2, 2, 0, 0.0)]
     contrast = warehouse_query(flow["home"], "select n_failed, n_generated, acceptance_ratio from "
-                               "mart_generation_acceptance where topic_level = 0 and task = 'contrast'")
+                               "mart_qa_generation_acceptance where topic_level = 0 and task = 'contrast'")
     assert contrast == [(8, 0, None)]
 
 
@@ -219,7 +219,7 @@ def test_agreement_mart_matches_a_reference(flow: dict, imported: dict) -> None:
     kappa = (po - pe) / (1 - pe)
     # the same columns as mart_judge_agreement (one macro, agreement_stats): accuracy, p_expected, kappa
     got = warehouse_query(flow["home"], "select n, accuracy, p_llm_accept, p_human_accept, p_expected, kappa "
-                          "from mart_inspection_agreement where task = 'all'")
+                          "from mart_qa_generation_inspection_agreement where task = 'all'")
     assert got == [(8, pytest.approx(po), pytest.approx(pl_), pytest.approx(ph), pytest.approx(pe),
                     pytest.approx(kappa))]
     assert 0 < po < 1 and kappa != 0  # a non-trivial case: both agree and disagree

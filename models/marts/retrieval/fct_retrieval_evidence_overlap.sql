@@ -11,14 +11,7 @@
 {%- set positive_ks = var('retrieval_ks') | map('int') | select('gt', 0) | list %}
 {%- set depth = positive_ks | max if positive_ks else none %}
 
-{{
-    config(
-        materialized=incremental_materialization(),
-        unique_key='run_id',
-        incremental_strategy='delete+insert',
-        post_hook="{{ retrieval_record_runs() }}",
-    )
-}}
+{{ config(run_incremental_config()) }}
 
 with runs as (
 
