@@ -47,8 +47,7 @@
         {%- if flags.WHICH not in ('build', 'run', 'seed') -%}
             {{ return('') }}
         {%- endif -%}
-        {%- set failed = results | rejectattr('status', 'in', ['success', 'pass', 'warn', 'no-op']) | list -%}
-        {%- if failed -%}
+        {%- if not every_node_succeeded(results) -%}
             {{ return('') }}
         {%- endif -%}
         {%- set built = results | selectattr('status', 'equalto', 'success') | map(attribute='node')
@@ -235,4 +234,9 @@
         {%- do quoted.append(string_literal(v)) -%}
     {%- endfor -%}
     {{ return('[' ~ quoted | join(', ') ~ ']::varchar[]') }}
+{%- endmacro %}
+
+{% macro every_node_succeeded(results) -%}
+{#- An on-run-end hook's results: true when no node failed, errored or was skipped. -#}
+    {{ return(results | rejectattr('status', 'in', ['success', 'pass', 'warn', 'no-op']) | list | length == 0) }}
 {%- endmacro %}

@@ -107,8 +107,7 @@
     {%- if not execute or flags.WHICH not in ('build', 'test') or target.type != 'duckdb' -%}
         {{ return('') }}
     {%- endif -%}
-    {%- set failed = results | rejectattr('status', 'in', ['success', 'pass', 'warn', 'no-op']) | list -%}
-    {%- if failed -%}
+    {%- if not every_node_succeeded(results) -%}
         {{ return('') }}
     {%- endif -%}
     {%- set partitions = adapter.get_relation(database=target.database, schema=target.schema,
