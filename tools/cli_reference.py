@@ -16,11 +16,9 @@ from pathlib import Path
 
 import click
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # run as a script from anywhere: the project's packages import from the checkout
-    sys.path.insert(0, str(ROOT))
+from python_jobs.cli import cli  # the project is installed (editable) in its venv
 
-from python_jobs.cli import cli  # noqa: E402  (after the path is set)
+ROOT = Path(__file__).resolve().parents[1]
 
 OUTPUT = ROOT / "docs" / "cli.md"
 COMMAND = ".venv/bin/python tools/cli_reference.py"
