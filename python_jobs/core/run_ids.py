@@ -11,9 +11,14 @@ NAME_CHARS = 60
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 
 
+def lake_safe(name: str) -> str:
+    """`name` with every character a lake partition may not hold (non-ASCII letters included) turned into `_`."""
+    return _UNSAFE.sub("_", name)
+
+
 def id_name(name: str) -> str:
     """`name` as it enters a derived id: lake-safe, at most NAME_CHARS characters."""
-    return _UNSAFE.sub("_", name)[:NAME_CHARS]
+    return lake_safe(name)[:NAME_CHARS]
 
 
 def derived_id(name: str, kind: str, digest: str, *, kind_first: bool = False) -> str:

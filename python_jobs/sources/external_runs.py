@@ -50,6 +50,7 @@ from python_jobs.core.console import say
 from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake, check_id
+from python_jobs.core.run_ids import lake_safe
 from python_jobs.judge.metrics import MetricSpec, external_metric_name, fmt_number, load_metrics
 from python_jobs.sources.landing import land
 
@@ -111,9 +112,10 @@ class ExternalRun:
 
 
 def default_run_id(path: Path) -> str:
-    """A run id from a file name: `.latest_run_full.json` -> latest_run_full."""
+    """A run id from a file name: `.latest_run_full.json` -> latest_run_full (made lake-safe by the run-id rule's
+    `lake_safe`, not cut: a file's id is its whole name)."""
     stem = path.name.split(".json")[0].split(".csv")[0].strip(".")
-    return check_id("".join(c if c.isalnum() or c in "_.-" else "_" for c in stem) or "run", "run id")
+    return check_id(lake_safe(stem) or "run", "run id")
 
 
 def question_id_for(text: str) -> str:

@@ -9,6 +9,8 @@ its id under the sanitising rule they now share."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from python_jobs.core.run_ids import derived_id, id_name
@@ -195,3 +197,12 @@ def test_the_name_is_made_lake_safe_and_cut() -> None:
     # the answer ids the old rule made from such names: refused (unsafe characters) or cut now (over 60)
     assert derived_id("Q&A set: über", "rag", DIGEST) == "Q_A_set___ber-rag-dd56de4137"
     assert derived_id(LONG, "closed_book", DIGEST) == f"{'a' * 60}-closed_book-dd56de4137"
+
+
+def test_an_external_files_default_run_id_is_its_whole_name_made_lake_safe() -> None:
+    from python_jobs.sources.external_runs import default_run_id
+
+    # the same characters as every derived id; non-ASCII letters (refused by check_id before) become `_`, never cut
+    assert default_run_id(Path(".latest_run_full.json")) == "latest_run_full"
+    assert default_run_id(Path("résumé run.json")) == "r_sum__run"
+    assert default_run_id(Path("x" * 90 + ".csv")) == "x" * 90
