@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import shutil
 import subprocess
@@ -33,13 +34,16 @@ def dbt_command() -> list[str]:
 # same text for every home; FINRAG_HOME stays the home's absolute path, which the sources' views keep), and a home
 # without a parse state starts from the last one written on this machine. dbt itself checks that state against
 # every project file, var, env var and version, and re-parses what differs (all of it when the profile or the vars
-# differ), so a stale copy costs nothing but the parse it would have paid anyway.
+# differ), so a stale copy costs nothing but the parse it would have paid anyway. The copy is kept per checkout: dbt
+# does not re-check the project's own path, so a state written by another checkout kept that checkout's seed files
+# (read from there, or "No files found" once it was deleted).
 PARSE_STATE = "partial_parse.msgpack"
 DUCKDB_PATH_ENV = "FINRAG_DUCKDB_PATH"  # profiles.yml: the DuckDB file, relative to dbt's working directory
 
 
 def parse_cache() -> Path:
-    return cache_dir() / f"dbt_{PARSE_STATE}"
+    checkout = hashlib.sha256(str(PROJECT_DIR.resolve()).encode()).hexdigest()[:12]
+    return cache_dir() / f"dbt_{checkout}_{PARSE_STATE}"
 
 
 def _seed_parse_state(target_dir: Path) -> None:

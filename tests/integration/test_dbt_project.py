@@ -135,6 +135,15 @@ def test_a_fresh_home_starts_from_the_last_parse_state(tmp_path: Path, monkeypat
     models = {f"model.finrag.{sql.stem}" for sql in (PROJECT / "models").rglob("*.sql")}
     assert nodes[0] == nodes[1] and models < nodes[0]
     cached = parse_cache().read_bytes()  # the second home's
+    # the state is this checkout's: another checkout of the project (a CI clone) neither reads nor replaces it, as
+    # its parsed seeds would name the other checkout's files
+    from python_jobs.warehouse import dbt_runner
+
+    ours = parse_cache()
+    with monkeypatch.context() as other:
+        other.setattr(dbt_runner, "PROJECT_DIR", tmp_path / "another_checkout")
+        theirs = parse_cache()
+    assert theirs.parent == ours.parent and theirs != ours
     # a parse under other vars neither starts from nor replaces the shared state (it fits only the project's vars)
     third = parse(tmp_path / "c", "--vars", "{retrieval_ks: [1]}")
     assert "Starting full parse" in third
