@@ -147,6 +147,40 @@ def model_peaks(home: Path) -> None:
         print(f"  {model:45s} {seconds:7.2f} s  peak {peak or float('nan'):6.0f} MiB")
 
 
+def write_floor(home: Path, work: Path) -> tuple[float, float]:
+    """What the retrieval chain cannot do without, timed on one DuckDB thread as the build runs each model: writing
+    the rows its table models hold (each copied alone into a scratch DuckDB file), and one scan of the lake's
+    results. No model design computes its rows in less than it takes to store them."""
+    import duckdb
+
+    scratch = work / "write-floor.duckdb"
+    scratch.unlink(missing_ok=True)
+    con = duckdb.connect()
+    try:
+        con.execute("set threads = 1")
+        # the warehouse under its own name, which its views spell
+        con.execute(f"attach '{home / 'finrag.duckdb'}' as finrag (read_only)")
+        con.execute("use finrag")
+        con.execute(f"attach '{scratch}' as scratch")
+        tables = {name for (name,) in con.execute(
+            "select table_name from duckdb_tables() where database_name = 'finrag'").fetchall()}
+        written = 0.0
+        for model in chain_models(home):
+            if model in tables:
+                t0 = time.perf_counter()
+                con.execute(f"create table scratch.{model} as select * from main.{model}")
+                con.execute("checkpoint scratch")
+                written += time.perf_counter() - t0
+        t0 = time.perf_counter()
+        con.execute("select count(*), sum(hash(question_id, chunk_id, doc_id, rank, score, page_start, page_end)) "
+                    "from main.stg_lake__retrieval_results").fetchall()
+        scanned = time.perf_counter() - t0
+    finally:
+        con.close()
+        scratch.unlink(missing_ok=True)
+    return written, scanned
+
+
 def metric_model_seconds(home: Path) -> float:
     return sum(metric_model_times(home).values())
 
@@ -258,6 +292,9 @@ def main() -> None:
               f"  ({args.questions:,} x {args.results} = {args.questions * args.results:,} rows)")
         print("  " + ", ".join(f"{name} {seconds:.2f}s" for name, seconds in
                                sorted(metric_model_times(home).items(), key=lambda item: -item[1])))
+        written, scanned = write_floor(home, work)
+        print(f"the chain's floor: writing its tables' rows alone {written:.2f}s, one scan of the lake's results "
+              f"{scanned:.2f}s")
         if args.model_peaks:
             model_peaks(home)
         if args.skip_references and args.sample:
@@ -272,15 +309,21 @@ def main() -> None:
                   f"{sum(chain.values()) / t_ref:.2f}   (target <= 1.0)")
             print("  chain: " + ", ".join(f"{name} {seconds:.2f}s" for name, seconds in
                                           sorted(chain.items(), key=lambda item: -item[1])))
-            print(f"ratio finrag build / pytrec_eval = {wall / t_ref:.2f}   (target <= 2.0)")
+            print(f"floor under the chain: {written + scanned:.2f}s = {(written + scanned) / t_ref:.2f} x "
+                  "pytrec_eval")
+            print(f"ratio finrag build / pytrec_eval = {wall / t_ref:.2f}")
             # the floor under that ratio: the same first build with no rows at all (dbt start-up and parse, every
             # model and data test, publishing), which no model design can go below
             empty = work / "empty-home"
             shutil.rmtree(empty, ignore_errors=True)
             w_empty, _, _ = finrag(empty, "build")
             print(f"floor: finrag build of an empty lake {w_empty:.2f}s ({built_nodes(empty)} dbt nodes) = "
-                  f"{w_empty / t_ref:.2f} x pytrec_eval; left for {args.questions * args.results:,} rows under the "
-                  f"target: {2 * t_ref - w_empty:.2f}s")
+                  f"{w_empty / t_ref:.2f} x pytrec_eval")
+            # dbt's own cost of each chain model (compile, its statements, the incremental hooks) on no rows
+            empty_chain = sum(chain_model_times(empty).values())
+            print(f"floor: the retrieval chain on that empty lake {empty_chain:.2f}s; with writing and scanning the "
+                  f"rows {empty_chain + written + scanned:.2f}s = {(empty_chain + written + scanned) / t_ref:.2f} x "
+                  "pytrec_eval")
             print(f"load average now {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}")
         if args.incremental_runs:
             for i in range(1, args.incremental_runs + 1):

@@ -39,3 +39,18 @@
 {% macro spark__ordered_string_agg(expression, separator, order_by) -%}
     nullif(array_join({{ spark__ordered_list(expression, order_by) }}, {{ separator }}), '')
 {%- endmacro %}
+
+
+{% macro nth_largest(expression, n) -%}
+{#- The `n`-th largest value of `expression` over the group (the smallest when the group has fewer than `n`
+    non-null values; null when it has none), from a heap of `n` values on DuckDB. -#}
+    {{ return(adapter.dispatch('nth_largest', 'finrag')(expression, n)) }}
+{%- endmacro %}
+
+{% macro default__nth_largest(expression, n) -%}
+    list_min(max({{ expression }}, {{ n }}))
+{%- endmacro %}
+
+{% macro spark__nth_largest(expression, n) -%}
+    array_min(slice(sort_array(collect_list({{ expression }}), false), 1, {{ n }}))
+{%- endmacro %}
