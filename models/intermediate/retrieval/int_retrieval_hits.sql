@@ -22,7 +22,9 @@ with runs as (
 
 ),
 
-results as (
+-- inlined in each of its reads: a scan of the lake's results per read costs less than holding every result of the
+-- run (100M results: spilled beyond the memory limit)
+results as {{ not_materialized() }} (
 
     {{ retrieval_run_results('runs') }}
 

@@ -15,7 +15,9 @@ with runs as (
 
 ),
 
-results as (
+-- inlined in both reads of the top results' cut (its key, then the results that reach it): two scans of the lake's
+-- results cost less than holding every result of the run (100M results: spilled beyond the memory limit)
+results as {{ not_materialized() }} (
 
     {{ retrieval_run_results('runs') }}
 
@@ -34,9 +36,34 @@ judged as (
 
 ),
 
+-- whether a question's shown results are each their own document (imported TREC runs): then these documents are
+-- distinct (a unit is listed once per question) and each ranks at its result's position; only the other questions
+-- rank their documents by first occurrence (a window over their shown results)
+question_shapes as (
+
+    select
+        run_id,
+        question_id,
+        bool_and(doc_id = unit_id) as results_are_documents
+    from positioned_results
+    group by run_id, question_id
+
+),
+
+shared_document_results as (
+
+    select positioned_results.*
+    from positioned_results
+    inner join question_shapes
+        on positioned_results.run_id = question_shapes.run_id
+        and positioned_results.question_id = question_shapes.question_id
+    where not question_shapes.results_are_documents
+
+),
+
 ranked_docs as (
 
-    {{ retrieval_ranked_documents('positioned_results') }}
+    {{ retrieval_ranked_documents('shared_document_results') }}
 
 ),
 
@@ -93,12 +120,17 @@ final as (
         cast(result_pages.page_rank as integer) as page_rank,
         result_pages.page_relevance,
         coalesce({{ relevant('result_pages.page_relevance') }}, false) as is_page_relevant,
-        cast(ranked_docs.unit_rank as integer) as doc_rank,
+        cast(case when question_shapes.results_are_documents then positioned_results.result_position
+            else ranked_docs.unit_rank
+        end as integer) as doc_rank,
         doc_judged.relevance as doc_relevance,
         coalesce({{ relevant('doc_judged.relevance') }}, false) as is_doc_relevant,
         runs.run_version
     from positioned_results
     inner join runs on positioned_results.run_id = runs.run_id
+    inner join question_shapes
+        on positioned_results.run_id = question_shapes.run_id
+        and positioned_results.question_id = question_shapes.question_id
     left join ranked_docs
         on positioned_results.run_id = ranked_docs.run_id
         and positioned_results.question_id = ranked_docs.question_id
