@@ -69,8 +69,9 @@ def first_gold_ranks(home: Path, dataset: str, question_id: str) -> pl.DataFrame
     first gold unit at chunk, page and document granularity in the run's whole ranking (the rank RR is computed
     from; null: none retrieved, or the question is not judged at that granularity), then the hits among the results
     shown and the results shown."""
+    # every first_gold_<granularity> column the mart has (one per dim_granularities row), not a spelled list
     return query(home, """
-        select run_id, first_gold_chunk, first_gold_page, first_gold_doc, hits, results
+        select run_id, columns('^first_gold_'), hits, results
         from mart_drilldown_first_gold_ranks
         where dataset = ? and question_id = ?
         order by run_id
