@@ -61,18 +61,23 @@ def test_off_scale_raw_score_fails_the_build(in_scale: Path, tmp_path: Path) -> 
     assert warehouse_query(home, test_sql.read_text()) == [("in_range", "normalized_score", "[0, 1]", 1)]
 
 
-def test_a_null_in_a_required_column_fails_naming_the_column(in_scale: Path, tmp_path: Path) -> None:
+def test_a_null_in_a_required_column_or_a_repeated_key_fails_naming_the_column(in_scale: Path,
+                                                                                tmp_path: Path) -> None:
     home = copy_home(in_scale, tmp_path / "warehouse")
     con = duckdb.connect(str(home / "finrag.duckdb"))
-    con.execute("update fct_judge_scores set judge_model = null, metric = null")  # what a faulty model would write
+    # what a faulty model would write: its one row twice (a repeated key, null parts compared as values), with nulls
+    con.execute("insert into fct_judge_scores select * from fct_judge_scores")
+    con.execute("update fct_judge_scores set judge_model = null, metric = null")
     con.close()
     assert run_dbt(["test", "--select", "fct_judge_scores", "--store-failures"], home=home, quiet=True) != 0
-    # one column_rules test for the model, failing with a row per null column: its name and how many
+    # one column_rules test for the model, failing with a row per broken rule: the null columns and the rows, the
+    # key and how many of its values repeat
     [(failures,)] = warehouse_query(home, "select table_schema || '.' || table_name from information_schema.tables "
                                           "where table_schema like '%dbt_test__audit' "
                                           "and table_name like 'column_rules%'")
     assert warehouse_query(home, f"select rule, column_name, n_failing from {failures} order by 2") == [
-        ("not_null", "judge_model", 1), ("not_null", "metric", 1)]
+        ("not_null", "judge_model", 2), ("unique", "judge_run_id, question_id, metric, repeat", 1),
+        ("not_null", "metric", 2)]
 
 
 def human_class(raw: float) -> str:
