@@ -103,6 +103,11 @@
     {%- set record = adapter.get_relation(database=target.database, schema=target.schema,
                                           identifier='finrag_run_versions') -%}
 
+    {#- nothing else runs while the marts are exported (the build's last hook, or `finrag publish`): the exports use
+        every core DuckDB sees, not the one per model the profile gives while dbt builds two at once; then the
+        profile's setting again -#}
+    {%- set model_threads = run_query("select current_setting('threads')").rows[0][0] -%}
+    {%- do run_query("reset threads") -%}
     {%- set entries = [] -%}
     {%- for node in published_nodes() if node.alias in present -%}
         {%- set kept = previous.get(node.alias) -%}
@@ -209,6 +214,7 @@
                          ~ "(format csv, header false, quote '', escape '', delimiter e'\\x01')") -%}
     {%- endif -%}
     {%- do run_query("copy (" ~ build_record ~ ") to '" ~ out ~ "/_build.json' (format json)") -%}
+    {%- do run_query("set threads = " ~ model_threads) -%}
     {{ log("published " ~ entries | length ~ " marts and seeds to " ~ out, info=false) }}
     {{ return('') }}
 {%- endmacro %}
