@@ -38,6 +38,9 @@ def dbt_command() -> list[str]:
 # does not re-check the project's own path, so a state written by another checkout kept that checkout's seed files
 # (read from there, or "No files found" once it was deleted).
 PARSE_STATE = "partial_parse.msgpack"
+# beside a home's state: the checkout that wrote it (a home built from two checkouts, e.g. a bench home rebuilt from
+# another worktree, held the first one's seed paths and handed them to the second checkout's cache)
+PARSE_STATE_CHECKOUT = "partial_parse.checkout"
 DUCKDB_PATH_ENV = "FINRAG_DUCKDB_PATH"  # profiles.yml: the DuckDB file, relative to dbt's working directory
 
 
@@ -46,12 +49,20 @@ def parse_cache() -> Path:
     return cache_dir() / f"dbt_{checkout}_{PARSE_STATE}"
 
 
+def _checkout() -> str:
+    return str(PROJECT_DIR.resolve())
+
+
 def _seed_parse_state(target_dir: Path) -> None:
-    state, cached = target_dir / PARSE_STATE, parse_cache()
+    state, cached, owner = target_dir / PARSE_STATE, parse_cache(), target_dir / PARSE_STATE_CHECKOUT
+    if state.exists() and (not owner.exists() or owner.read_text() != _checkout()):
+        state.unlink()  # another checkout's (or an unrecorded) state: its seed paths are not ours
     if not state.exists() and cached.exists():
         target_dir.mkdir(parents=True, exist_ok=True)
         with contextlib.suppress(OSError):  # a cache being replaced under us: dbt parses in full
             shutil.copyfile(cached, state)
+    target_dir.mkdir(parents=True, exist_ok=True)
+    owner.write_text(_checkout())  # the state dbt leaves in the home now is this checkout's
 
 
 def _keep_parse_state(target_dir: Path) -> None:

@@ -144,6 +144,18 @@ def test_a_fresh_home_starts_from_the_last_parse_state(tmp_path: Path, monkeypat
         other.setattr(dbt_runner, "PROJECT_DIR", tmp_path / "another_checkout")
         theirs = parse_cache()
     assert theirs.parent == ours.parent and theirs != ours
+    # a home whose state another checkout wrote (a bench home rebuilt from a second worktree) starts from this
+    # checkout's state instead: kept, its seed paths would reach this checkout's cache after the build
+    home_target = tmp_path / "b" / "dbt_target"
+    (home_target / dbt_runner.PARSE_STATE).write_bytes(b"another checkout's state")
+    (home_target / dbt_runner.PARSE_STATE_CHECKOUT).write_text(str(tmp_path / "another_checkout"))
+    dbt_runner._seed_parse_state(home_target)
+    assert (home_target / dbt_runner.PARSE_STATE).read_bytes() == cached
+    assert (home_target / dbt_runner.PARSE_STATE_CHECKOUT).read_text() == str(dbt_runner.PROJECT_DIR.resolve())
+    # this checkout's own state stays
+    (home_target / dbt_runner.PARSE_STATE).write_bytes(b"ours")
+    dbt_runner._seed_parse_state(home_target)
+    assert (home_target / dbt_runner.PARSE_STATE).read_bytes() == b"ours"
     # a parse under other vars neither starts from nor replaces the shared state (it fits only the project's vars)
     third = parse(tmp_path / "c", "--vars", "{retrieval_ks: [1]}")
     assert "Starting full parse" in third
