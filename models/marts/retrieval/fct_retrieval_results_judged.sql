@@ -38,13 +38,15 @@ judged as (
 
 -- whether a question's shown results are each their own document (imported TREC runs): then these documents are
 -- distinct (a unit is listed once per question) and each ranks at its result's position; only the other questions
--- rank their documents by first occurrence (a window over their shown results)
-question_shapes as (
+-- rank their documents by first occurrence (a window over their shown results). Not int_retrieval_hits' question
+-- shape (results that are documents and cover no page, over the whole ranking): only document ranks read this one,
+-- over the shown results
+shown_shapes as (
 
     select
         run_id,
         question_id,
-        bool_and(doc_id = unit_id) as results_are_documents
+        bool_and(doc_id = unit_id) as documents_distinct
     from positioned_results
     group by run_id, question_id
 
@@ -54,10 +56,10 @@ shared_document_results as (
 
     select positioned_results.*
     from positioned_results
-    inner join question_shapes
-        on positioned_results.run_id = question_shapes.run_id
-        and positioned_results.question_id = question_shapes.question_id
-    where not question_shapes.results_are_documents
+    inner join shown_shapes
+        on positioned_results.run_id = shown_shapes.run_id
+        and positioned_results.question_id = shown_shapes.question_id
+    where not shown_shapes.documents_distinct
 
 ),
 
@@ -120,7 +122,7 @@ final as (
         cast(result_pages.page_rank as integer) as page_rank,
         result_pages.page_relevance,
         coalesce({{ relevant('result_pages.page_relevance') }}, false) as is_page_relevant,
-        cast(case when question_shapes.results_are_documents then positioned_results.result_position
+        cast(case when shown_shapes.documents_distinct then positioned_results.result_position
             else ranked_docs.unit_rank
         end as integer) as doc_rank,
         doc_judged.relevance as doc_relevance,
@@ -128,9 +130,9 @@ final as (
         runs.run_version
     from positioned_results
     inner join runs on positioned_results.run_id = runs.run_id
-    inner join question_shapes
-        on positioned_results.run_id = question_shapes.run_id
-        and positioned_results.question_id = question_shapes.question_id
+    inner join shown_shapes
+        on positioned_results.run_id = shown_shapes.run_id
+        and positioned_results.question_id = shown_shapes.question_id
     left join ranked_docs
         on positioned_results.run_id = ranked_docs.run_id
         and positioned_results.question_id = ranked_docs.question_id
