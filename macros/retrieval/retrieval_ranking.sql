@@ -14,8 +14,10 @@
 
 
 {% macro retrieval_rank_order(ranks_by_score, score_key, unit, rank) -%}
-{#- ORDER BY terms of a run's ranking (for window functions), best first; score_key = retrieval_score_key(score). -#}
-    case when {{ ranks_by_score }} then {{ score_key }} end desc,
+{#- ORDER BY terms of a run's ranking (for window functions), best first; score_key = retrieval_score_key(score):
+    the ranking key (retrieval_order_key), then trec_eval's docno tie-break for runs ranked by score, then the rank
+    itself (a float holds ranks exactly only up to 2^24). -#}
+    {{ retrieval_order_key(ranks_by_score, score_key, rank) }} desc,
     case when {{ ranks_by_score }} then {{ unit }} end desc,
     {{ rank }}
 {%- endmacro %}
