@@ -7,7 +7,7 @@ metrics are per-answer means over repeats there). Rules and decisions:
 - The question asked is non-inferiority: is the candidate worse than the baseline by more than the metric's margin
   δ (the largest loss that does not matter)? With d_i the per-question difference candidate - baseline turned to
   the metric's direction (the registry's higher_is_better: a loss is negative), the per-question values
-  d_i + δ go to `paired_tests` (python_jobs/warehouse/paired_tests.py, the build's one definition, with the
+  d_i + δ go to `paired_tests` (python_jobs/stats/paired_tests.py, the build's one definition, with the
   settings of vars run_comparison_*): its bootstrap interval, moved back by δ, is the interval of the difference;
   its two-sided paired t-test p gives the one-sided p of "mean(d) < -δ" (half of it on the side the mean falls, one
   less half on the other; scipy's ttest_rel(alternative='less') of d + δ).

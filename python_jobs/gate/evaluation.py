@@ -14,8 +14,8 @@ import polars as pl
 from python_jobs.core.errors import InputError
 from python_jobs.gate.spec import WHOLE_SET, GateFile, GateMetric, read_gate
 from python_jobs.gate.verdicts import NOT_TESTED, PAIRED_SCHEMA, gate_statistics, gate_verdict
-from python_jobs.warehouse.comparisons import NO_SCORES, comparison_settings, scored_runs
-from python_jobs.warehouse.queries import published_connection
+from python_jobs.marts.comparisons import NO_SCORES, comparison_settings, scored_runs
+from python_jobs.marts.published import not_published, published_connection, run
 
 BEST = "best"
 SWEEP = "sweep"
@@ -55,17 +55,6 @@ class Resolved:
     baseline: str
 
 
-def _not_published(exc: duckdb.CatalogException) -> InputError:
-    return InputError(f"{str(exc).splitlines()[0]}: it is not published; run `finrag build`", field="home")
-
-
-def _sql(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[object] = ()) -> pl.DataFrame:
-    try:
-        return con.sql(sql, params=list(params)).pl()
-    except duckdb.CatalogException as exc:
-        raise _not_published(exc) from None
-
-
 class _Checker:
     """Errors naming the gate file and field, or the command-line option when the value came from there."""
 
@@ -82,9 +71,9 @@ class _Checker:
 
 def _resolve_metrics(con: duckdb.DuckDBPyConnection, gate: GateFile, check: _Checker, candidate: str,
                      baseline: str, kind: str, dataset: str) -> list[Resolved]:
-    registry = {r["metric"]: r for r in _sql(con, "select metric, family, label, higher_is_better, scale_min, "
+    registry = {r["metric"]: r for r in run(con, "select metric, family, label, higher_is_better, scale_min, "
                                                   "scale_max, granularities from dim_metrics").to_dicts()}
-    scored = _sql(con, "select distinct metric, granularity, k from fct_run_metric_stats where run_id = ?",
+    scored = run(con, "select distinct metric, granularity, k from fct_run_metric_stats where run_id = ?",
                   [candidate])
     have = {(m, g, k) for m, g, k in scored.iter_rows()}
     out: list[Resolved] = []
@@ -125,7 +114,7 @@ def _resolve_metrics(con: duckdb.DuckDBPyConnection, gate: GateFile, check: _Che
         seen.add(key)
         run = baseline
         if baseline == BEST:  # each metric's best run of the dataset and kind, as mart_run_families ranks them
-            best = _sql(con, "select best_run_id from mart_run_families where dataset = ? and run_kind = ? and "
+            best = run(con, "select best_run_id from mart_run_families where dataset = ? and run_kind = ? and "
                              "metric = ? and granularity is not distinct from ? and k is not distinct from ?",
                         [dataset, kind, m.metric, granularity, k])
             run = best["best_run_id"][0]
@@ -149,7 +138,7 @@ def _resolve_baseline(con: duckdb.DuckDBPyConnection, gate: GateFile, check: _Ch
         return BEST
     if given == SWEEP or given.startswith(f"{SWEEP}:"):
         sweep = given.partition(":")[2]
-        frame = _sql(con, "select distinct sweep_id, run_id, is_baseline from mart_sweep_runs where "
+        frame = run(con, "select distinct sweep_id, run_id, is_baseline from mart_sweep_runs where "
                           + ("sweep_id = ?" if sweep else
                              "sweep_id in (select sweep_id from mart_sweep_runs where run_id = ?)"),
                      [sweep or candidate])
@@ -176,7 +165,7 @@ def _scores(con: duckdb.DuckDBPyConnection, runs: Sequence[str], metrics: Sequen
     """The runs' per-question scores of the metrics, with the questions' slice values (text) and question text."""
     columns = "".join(f", cast(questions.{s} as varchar) as slice__{s}" for s in slices)
     runs_marks, metric_marks = ", ".join("?" for _ in runs), ", ".join("?" for _ in metrics)
-    return _sql(con, f"""
+    return run(con, f"""
         select scores.run_id, scores.question_id, scores.metric, scores.granularity, scores.k, scores.value,
                questions.question{columns}
         from fct_question_metric_scores as scores
@@ -190,7 +179,7 @@ def _calibrated(con: duckdb.DuckDBPyConnection, pairs: pl.DataFrame, metric: str
                 baseline: str) -> pl.DataFrame:
     """`pairs` (question_id, value_baseline, value_candidate) with both values replaced by the human labels where a
     label set labels both runs' answers (the first such label set and human metric, in name order)."""
-    labels = _sql(con, "select label_set, human_metric, predictor_run_id, question_id, human_score "
+    labels = run(con, "select label_set, human_metric, predictor_run_id, question_id, human_score "
                        "from fct_judge_calibration_pairs where predictor = ? and predictor_run_id in (?, ?) "
                        "and is_labelled", [metric, candidate, baseline])
     if labels.is_empty():
@@ -217,7 +206,7 @@ def evaluate_gate(gate_file: str | Path, candidate: str, baseline: str | None = 
         try:
             found = scored_runs([candidate], con).get(candidate)
         except duckdb.CatalogException as exc:
-            raise _not_published(exc) from None
+            raise not_published(exc) from None
         if found is None:
             raise check.option(f"candidate {candidate!r} {NO_SCORES}", "--candidate")
         kind, dataset = found
