@@ -18,7 +18,9 @@ metrics are per-answer means over repeats there). Rules and decisions:
   slice with fewer than `min_questions` shared questions is reported "not tested" and kept out of Holm's family. The
   gate's verdict: fail if any row fails, else inconclusive if any row is, else pass.
 - Margins are given on the metric's own scale (the registry's scale_min..scale_max; 0 <= δ <= its width) and divided
-  by that width, since the per-question values compared are normalised to [0, 1].
+  by that width, since the per-question values compared are normalised to [0, 1]. The outputs speak the metric's
+  own scale again: means, differences, intervals, margins and questions' scores go back to it in one function,
+  python_jobs/gate/reports.py's on_metric_scale (p-values and verdicts are the same on either scale; it says why).
 - Slices: the whole set, then every value of each slice dimension the file names (python_jobs/core/rules.yml, the
   columns of dim_questions); questions without a value in a dimension belong to none of its slices.
 - The baseline: --baseline, else the file's `baseline`: a run id; `best`, each metric's best run of the candidate's

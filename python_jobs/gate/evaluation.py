@@ -32,8 +32,12 @@ class GateResult:
     baselines: tuple[str, ...]  # the baseline run(s): one, or each metric's best
     alpha: float
     min_questions: int
-    rows: pl.DataFrame  # verdicts.RESULT_SCHEMA plus `label` (the metric's display name with granularity and k)
-    regressed: pl.DataFrame  # metric label, question_id, question, value_baseline, value_candidate, delta
+    # the values as the statistics ran on them, normalised to [0, 1]: the outputs (python_jobs/gate/reports.py) move
+    # them to each metric's own scale, the registry's scale_min..scale_max, which both frames carry
+    rows: pl.DataFrame  # verdicts.RESULT_SCHEMA plus `label` (the metric's display name with granularity and k),
+    #                     scale_min, scale_max
+    regressed: pl.DataFrame  # metric label, question_id, question, value_baseline, value_candidate, delta, scale_min,
+    #                          scale_max
     verdict: str
 
     @property
@@ -53,6 +57,8 @@ class Resolved:
     margin: float  # normalised by the scale's width
     label: str
     baseline: str
+    scale_min: float
+    scale_max: float
 
 
 class _Checker:
@@ -119,7 +125,8 @@ def _resolve_metrics(con: duckdb.DuckDBPyConnection, gate: GateFile, check: _Che
                         [dataset, kind, m.metric, granularity, k])
             run = best["best_run_id"][0]
         label = row["label"] + (f"@{k}" if k else "") + (f" ({granularity})" if granularity else "")
-        out.append(Resolved(i, m, granularity, k, bool(row["higher_is_better"]), m.margin / width, label, run))
+        out.append(Resolved(i, m, granularity, k, bool(row["higher_is_better"]), m.margin / width, label, run,
+                            float(row["scale_min"]), float(row["scale_max"])))
     return out
 
 
@@ -243,14 +250,16 @@ def evaluate_gate(gate_file: str | Path, candidate: str, baseline: str | None = 
                              .filter(pl.col("delta") * sign < 0).sort(pl.col("delta") * sign, "question_id")
                              .head(REGRESSED_PER_METRIC)
                              .select(pl.lit(m.label).alias("label"), "question_id", "question", "value_baseline",
-                                     "value_candidate", "delta"))
+                                     "value_candidate", "delta", scale_min=pl.lit(m.scale_min, pl.Float64),
+                                     scale_max=pl.lit(m.scale_max, pl.Float64)))
     rows = gate_statistics(pl.concat(paired), settings, alpha, gate.min_questions)
     if rows.filter(pl.col("verdict") != NOT_TESTED).is_empty():
         raise check.gate(f"no metric x slice has {gate.min_questions} shared questions (min_questions): nothing "
                          "can be tested", "min_questions")
-    labels = pl.DataFrame([{"metric": m.spec.metric, "granularity": m.granularity, "k": m.k, "label": m.label}
-                           for m in metrics], schema={"metric": pl.String, "granularity": pl.String, "k": pl.Int64,
-                                                      "label": pl.String})
+    labels = pl.DataFrame([{"metric": m.spec.metric, "granularity": m.granularity, "k": m.k, "label": m.label,
+                            "scale_min": m.scale_min, "scale_max": m.scale_max} for m in metrics],
+                          schema={"metric": pl.String, "granularity": pl.String, "k": pl.Int64, "label": pl.String,
+                                  "scale_min": pl.Float64, "scale_max": pl.Float64})
     rows = rows.join(labels, on=["metric", "granularity", "k"], how="left", nulls_equal=True, maintain_order="left")
     return GateResult(file, candidate, dataset, kind, baselines, alpha, gate.min_questions, rows,
                       pl.concat(regressed), gate_verdict(rows))
