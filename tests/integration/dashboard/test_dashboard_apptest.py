@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pandas as pd
 import polars as pl
+import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from dashboards.ui import DEFAULT_TOP
 from support.dashboard_home import DashHome
 from support.paths import PROJECT
 from support.published import read_mart
@@ -102,7 +104,7 @@ def frame_rows(at: AppTest, column: str) -> list[dict]:
 
 
 def test_leaderboard(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
-    at = run_page(dash.home, "leaderboard", monkeypatch)
+    at = run_page(dash.home, "leaderboard", monkeypatch, {"top": "0"})  # every run (test_the_run_picker: the best)
     assert [t.value for t in at.title] == ["Leaderboard"]
     retrieval = mart(dash.home, "mart_retrieval_leaderboard").filter(pl.col("k") == 5)
     # the finest granularity with data is the default: the synthetic corpus has chunk-level evidence
@@ -176,6 +178,67 @@ def test_leaderboard(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
     # the real cause: FinanceBench is ingested without PDFs here, so it has no chunk to retrieve from
     assert any("financebench has documents but no chunks" in i.value
                and "finrag chunk --dataset financebench" in i.value for i in at.info), [i.value for i in at.info]
+
+
+def best_runs(home: Path, run_kind: str, metric: str, granularity: str | None = None, k: int | None = None,
+              top: int = DEFAULT_TOP, runs: list[str] | None = None) -> list[str]:
+    """The run picker's default, worked from mart_run_vs_best: each dataset's best `top` runs of the family (of
+    `runs` when given) by rank_in_family, best first."""
+    family = mart(home, "mart_run_vs_best").filter(
+        (pl.col("run_kind") == run_kind) & (pl.col("metric") == metric)
+        & (pl.col("granularity").is_null() if granularity is None else pl.col("granularity") == granularity)
+        & (pl.col("k").is_null() if k is None else pl.col("k") == k)
+        & (pl.col("run_id").is_in(runs) if runs is not None else True))
+    return [r["run_id"] for r in family.sort("rank_in_family", "dataset", "run_id")
+            .group_by("dataset", maintain_order=True).head(top).iter_rows(named=True)]
+
+
+def test_the_run_picker(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The one run picker (ui.run_picker) on the leaderboard: by default each dataset's best DEFAULT_TOP runs on the
+    page's metric as mart_run_vs_best ranks them (not every run); filters by sweep (mart_sweep_runs), text and
+    dataset; Top N 0 is every run; a sweep's runs are named by their setting in the chips and the chart."""
+    at = run_page(dash.home, "leaderboard", monkeypatch, {"metric": "page_rec", "granularity": "page", "k": "5"})
+    retrieval = at.multiselect(key="retrieval_runs")
+    every = mart(dash.home, "mart_retrieval_leaderboard").filter(pl.col("k") == 5)["run_id"].unique().to_list()
+    top = best_runs(dash.home, "retrieval", "page_rec", "page", 5)
+    assert retrieval.value == top and len(top) == DEFAULT_TOP < len(every)
+    # the page follows the picker: the table holds the best runs only
+    assert {r["run_id"] for r in frame_rows(at, "retriever")} == set(top)
+    # answer runs: the best of each dataset on the default lexical metric (ROUGE-L)
+    assert at.multiselect(key="generation_runs").value == best_runs(dash.home, "generation", "rouge_l")
+    # a sweep's run says its setting (the sweep's parameters); the ranking chart names it by the setting alone
+    swept = mart(dash.home, "mart_sweep_runs").filter(pl.col("sweep_id") == dash.facts["sweep"]) \
+        .select("run_id", "setting").unique()
+    setting = dict(swept.iter_rows())
+    label = dict(mart(dash.home, "dim_runs").select("run_id", "label").iter_rows())
+    bm25 = dash.facts["bm25"]
+    assert f"{label[bm25]} · {setting[bm25]}" in retrieval.options
+    (chart,) = at.get("vega_lite_chart")[0].proto.datasets  # its rows, as Arrow
+    rows = pl.from_arrow(pa.ipc.open_stream(chart.data.data).read_all())
+    names = {r["run_id"]: (r["run"], r["sweep"]) for r in rows.iter_rows(named=True)}
+    assert names[bm25] == (setting[bm25], dash.facts["sweep"])
+    assert names[dash.facts["oracle"]] == (label[dash.facts["oracle"]], None)
+    # the sweep filter: the sweep's runs, its best three by default; runs in no sweep: the oracle run
+    at.selectbox(key="retrieval_runs_sweep").set_value(dash.facts["sweep"]).run()
+    assert len(at.multiselect(key="retrieval_runs").options) == len(setting) == 4
+    assert at.multiselect(key="retrieval_runs").value == best_runs(dash.home, "retrieval", "page_rec", "page", 5,
+                                                                   runs=list(setting))
+    at.selectbox(key="retrieval_runs_sweep").set_value("(in no sweep)").run()
+    assert at.multiselect(key="retrieval_runs").value == [dash.facts["oracle"]]
+    # the text filter (label, id, sweep or setting) and Top N = 0: every run that matches
+    at.selectbox(key="retrieval_runs_sweep").set_value("(any)")
+    at.text_input(key="retrieval_runs_text").set_value("retriever=keywords")
+    at.number_input(key="retrieval_runs_top").set_value(0).run()
+    keywords = sorted(r for r, s in setting.items() if "retriever=keywords" in s)
+    assert sorted(at.multiselect(key="retrieval_runs").value) == keywords and len(keywords) == 2
+    # the dataset filter, on the answer runs of two datasets
+    at.selectbox(key="generation_runs_dataset").set_value("financebench").run()
+    assert sorted(at.multiselect(key="generation_runs").value) == sorted(dash.facts["fb_runs"])
+    assert not at.exception
+    # the URL's runs (a link's): those, where the section has them; the others keep their best runs
+    at = run_page(dash.home, "leaderboard", monkeypatch, {"runs": dash.facts["oracle"]})
+    assert at.multiselect(key="retrieval_runs").value == [dash.facts["oracle"]]
+    assert at.multiselect(key="judge_runs").value == best_runs(dash.home, "judge", "correctness")
 
 
 def test_heatmap(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -352,7 +415,7 @@ def test_drilldown(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
         .item() == 1.0
     assert any(m.value.startswith("> " + question["reference_answers"][0]) for m in at.markdown)
     # the run filter: only the oracle run
-    at.multiselect(key="retrieval_runs").set_value([dash.facts["oracle"]]).run()
+    at.multiselect(key="runs").set_value([dash.facts["oracle"]]).run()
     assert not any(h.value.startswith("bm25 · full") for h in at.subheader)
 
 
@@ -368,7 +431,7 @@ def test_drilldown_shows_judge_verdicts_for_linked_runs(dash: DashHome, monkeypa
                             "runs": dash.facts["judge"]})
     at.run()
     assert not at.exception, [e.value for e in at.exception]
-    assert at.multiselect(key="answer_runs").value == [dash.facts["judged_run"]]
+    assert at.multiselect(key="runs").value == [dash.facts["judged_run"]]
     verdicts = table(at, len(at.table) - 1)
     assert verdicts == [{"metric": "correctness", "status": "ok", "raw_score": "-1.0000", "score": "0.0000",
                          "rationale / error": "scripted: incorrect", "judge_model": "fake-model",
