@@ -196,32 +196,35 @@ def run_picker(catalog: common.RunCatalog, run_ids: Sequence[str], key: str, ran
     them, else the best N of each dataset (`Top N`: `?top=`, else DEFAULT_TOP; 0 = every run) in `ranking`'s order
     (rows of run_id, dataset and rank_in_family: mart_run_vs_best's rank of the family on the page's metric), else
     the first N; with `default` (a page that reads the URL itself, e.g. the drill-down with the runs a linked run was
-    made from), those. A new filter, N or ranking starts again from the default. Returns the runs picked, in the picker's
-    order (the default's: best first where ranked; a run added by hand last)."""
+    made from), those. A new filter, N or ranking starts again from the default. Returns the runs picked, in the
+    picker's order (the default's: best first where ranked; a run added by hand last)."""
     runs = catalog.runs.filter(pl.col("run_id").is_in(list(run_ids)))
     labels = catalog.labels
     sweeps = catalog.sweeps.filter(pl.col("run_id").is_in(list(run_ids)))
     datasets_ = sorted(runs["dataset"].drop_nulls().unique().to_list())
     kinds = runs["kind"].unique(maintain_order=True).to_list()
     sweep_ids = sweeps["sweep_id"].unique(maintain_order=True).to_list()
-    cols = st.columns([2, 2, 2, 3, 1])
+    # the selectors the runs offer a choice in, side by side; each one's default from the URL (?dataset=, ?sweep=,
+    # ?kind=, ?q=, ?top=), like every selector
+    shown_filters = [len(datasets_) > 1, bool(sweep_ids), len(kinds) > 1, True, default is None]
+    widths = [w for w, on in zip([2, 3, 2, 3, 1], shown_filters, strict=True) if on]
+    cols = iter(st.columns(widths))
     dataset = sweep = kind = ANY
-    # each filter's default from the URL (?dataset=, ?sweep=, ?kind=, ?q=), like every selector
     if len(datasets_) > 1:
-        with cols[0]:
+        with next(cols):
             dataset = pick("Dataset", [ANY, *datasets_], key=f"{key}_dataset", param="dataset")
     if sweep_ids:
-        with cols[1]:
+        with next(cols):
             sweep = pick("Sweep", [ANY, *sweep_ids, NO_SWEEP], key=f"{key}_sweep", param="sweep")
     if len(kinds) > 1:
-        with cols[2]:
+        with next(cols):
             kind = pick("Kind", [ANY, *kinds], key=f"{key}_kind", param="kind")
-    with cols[3]:
+    with next(cols):
         text = st.text_input("Filter runs by text", key=f"{key}_text", value=st.query_params.get("q") or "",
                              placeholder="label, id, sweep or setting")
     top = 0
     if default is None:
-        with cols[4]:
+        with next(cols):
             wanted = st.query_params.get("top")
             top = st.number_input("Top N", min_value=0, step=1, key=f"{key}_top",
                                   value=int(wanted) if wanted and wanted.isdigit() else DEFAULT_TOP,

@@ -80,7 +80,8 @@ else:
                "chunk is relevant (named by the gold evidence, or covering a gold page of the gold document); page = "
                "it covers a gold page; doc = its document is a gold document; in prompt = an answer run of this "
                "retrieval run put it into the prompt.")
-    ranks = data.first_gold_ranks(home, dataset, question_id).with_columns(ui.run_column(labels))
+    ranks = data.first_gold_ranks(home, dataset, question_id).filter(pl.col("run_id").is_in(shown_retrieval)) \
+        .with_columns(ui.run_column(labels))
     ui.show_table(ranks.select("run", *(f"first_gold_{g}" for g in common.granularities(home)), "hits", "results",
                                "run_id"))
     shown_counts = {r["run_id"]: r for r in ranks.iter_rows(named=True)}  # hits and results, counted once

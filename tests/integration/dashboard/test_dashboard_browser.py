@@ -14,7 +14,9 @@ from urllib.parse import parse_qs, urlencode, urlparse
 import polars as pl
 import pytest
 from selenium import webdriver
+from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 from dashboards.pages import PAGES
@@ -305,3 +307,62 @@ def test_an_uncalibrated_mean_says_so(dash: DashHome, browser: webdriver.Chrome,
     browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", browser.find_element(
         By.XPATH, "//*[contains(text(), 'How far each Faithfulness mean can be trusted')]"))
     screenshot(browser, "trust_uncalibrated")
+
+
+def picker_chips(browser: webdriver.Chrome, label: str) -> list[str] | None:
+    """The runs a run picker (ui.run_picker) holds, as its chips say them in Chromium (None: not drawn yet)."""
+    widgets = browser.find_elements(By.XPATH, "//div[@data-testid='stMultiSelect']"
+                                    f"[.//*[@data-testid='stWidgetLabel'][normalize-space()='{label}']]")
+    if len(widgets) != 1:
+        return None
+    widget = widgets[0]
+    return [t.get_attribute("title") for t in widget.find_elements(By.XPATH, ".//span[@data-tag]/span[@title]")
+            if not t.find_elements(By.XPATH, "ancestor::template")]
+
+
+def wait_for_chips(browser: webdriver.Chrome, label: str, expected: list[str]) -> None:
+    try:
+        WebDriverWait(browser, 30, poll_frequency=0.25).until(lambda d: picker_chips(d, label) == expected)
+    except TimeoutException:
+        pytest.fail(f"{label}: {picker_chips(browser, label)} != {expected}")
+
+
+def test_the_run_picker_defaults_to_the_best_runs_and_filters(dash: DashHome, browser: webdriver.Chrome,
+                                                              served: Dashboard) -> None:
+    """The run picker in Chromium: the leaderboard holds each dataset's best 3 runs on its metric (mart_run_vs_best's
+    rank), not every run, each chip saying what the run is (a sweep's run its setting); the text filter typed in;
+    the sweep, dataset (?sweep=, ?dataset=) and kind (?kind=, on the drill-down) filters; Top N 0 (?top=0)."""
+    f = dash.facts
+    versus = mart(dash.home, "mart_run_vs_best").filter(
+        (pl.col("run_kind") == "retrieval") & (pl.col("metric") == "page_rec") & (pl.col("granularity") == "page")
+        & (pl.col("k") == 5)).sort("rank_in_family", "run_id")
+    label = dict(mart(dash.home, "dim_runs").select("run_id", "label").iter_rows())
+    setting = dict(mart(dash.home, "mart_sweep_runs").filter(pl.col("sweep_id") == f["sweep"])
+                   .select("run_id", "setting").unique().iter_rows())
+    def chip(run: str) -> str:
+        return f"{label[run]} · {setting[run]}" if run in setting else label[run]
+    best = versus["run_id"].head(3).to_list()
+    assert versus.height == 5 and len(setting) == 4
+    base = f"{served.url}/leaderboard?" + urlencode({"metric": "page_rec", "granularity": "page", "k": "5"})
+    open_page(browser, base, ["Retrieval runs", "PageRec@5 (page level)", "3 shown of 5 runs after the filters"])
+    wait_for_chips(browser, "Retrieval runs", [chip(r) for r in best])
+    body = browser.find_element(By.TAG_NAME, "body").text
+    assert not [r for r in versus["run_id"] if r not in best and r in body]  # the others are nowhere on the page
+    # the text filter, typed: the sweep's keyword-expansion runs
+    box = browser.find_elements(By.CSS_SELECTOR, 'input[aria-label="Filter runs by text"]')[0]
+    box.send_keys("retriever=keywords", Keys.ENTER)
+    keywords = [r for r in versus["run_id"] if "retriever=keywords" in setting.get(r, "")]
+    wait_for_chips(browser, "Retrieval runs", [chip(r) for r in keywords])
+    # the sweep filter and Top N 0: every run of the sweep, best first; the dataset filter on the answer runs
+    open_page(browser, f"{base}&{urlencode({'sweep': f['sweep'], 'dataset': 'financebench', 'top': '0'})}",
+              ["Retrieval runs", "4 shown of 4 runs after the filters"])
+    wait_for_chips(browser, "Retrieval runs", [chip(r) for r in versus["run_id"] if r in setting])
+    fb = mart(dash.home, "mart_run_vs_best").filter(
+        (pl.col("run_kind") == "generation") & (pl.col("metric") == "rouge_l") & (pl.col("dataset") == "financebench"))
+    wait_for_chips(browser, "Answer runs", [chip(r) for r in fb.sort("rank_in_family", "run_id")["run_id"]])
+    # the kind filter on the drill-down (retrieval and answer runs): its answer runs only
+    open_page(browser, f"{served.url}/drilldown?{urlencode({'question_id': f['flip_question'], 'kind': 'answer'})}",
+              ["Runs shown", "Answers", "rag · fake-model"])
+    assert sorted(picker_chips(browser, "Runs") or []) == sorted(chip(r) for r in (f["closed"], f["rag"]))
+    assert "— 1 hit(s) in" not in browser.find_element(By.TAG_NAME, "body").text  # no retrieval run's chunks
+    screenshot(browser, "run_picker")

@@ -4,6 +4,8 @@ itself, and the dbt exposures (dbt docs generate on a built home)."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from pathlib import Path
 
 import duckdb
@@ -11,7 +13,17 @@ import polars as pl
 import polars.selectors as cs
 import pytest
 
-from dashboards.data import common, costs, diagnosis, drilldown, judge_agreement, leaderboard, run_vs_run, sweeps
+from dashboards.data import (
+    common,
+    costs,
+    diagnosis,
+    drilldown,
+    judge_agreement,
+    leaderboard,
+    published,
+    run_vs_run,
+    sweeps,
+)
 from dashboards.pages import PAGES as DASHBOARD_PAGES
 from python_jobs.core.lake import Lake
 from support.cli import run_finrag
@@ -155,6 +167,30 @@ def test_missing_marts_read_as_no_data(tmp_path: Path) -> None:
     assert judge_agreement.judge_agreement(tmp_path) is None
     assert drilldown.retrieved_chunks(tmp_path, "d", "q") is None
     assert leaderboard.datasets(tmp_path) == []
+
+
+def test_reads_are_kept_per_published_state(dash: DashHome, tmp_path: Path) -> None:
+    """The dashboard reads a published state once (published.query keeps its reads): the same read again is the same
+    frame; after a publish (the manifest replaced by a rename) it is read anew, and after a build that did not
+    publish (its build record rewritten) the stale marts read as no data, as without the memory."""
+    marts = dash.home / "exports" / "marts"
+    out = tmp_path / "home" / "exports" / "marts"
+    out.mkdir(parents=True)
+    for f in [*marts.glob("_*.json"), *marts.glob("dim_runs.*.parquet")]:
+        shutil.copy(f, out / f.name)
+    home = tmp_path / "home"
+    first = published.query(home, "select run_id, label from dim_runs order by run_id", marts=["dim_runs"])
+    assert first.equals(read_mart(dash.home, "dim_runs").select("run_id", "label").sort("run_id"))
+    assert published.query(home, "select run_id, label from dim_runs order by run_id", marts=["dim_runs"]) is first
+    shutil.copy(out / "_manifest.json", out / "_manifest.new")
+    os.replace(out / "_manifest.new", out / "_manifest.json")  # a publish of the same marts
+    again = published.query(home, "select run_id, label from dim_runs order by run_id", marts=["dim_runs"])
+    assert again is not first and again.equals(first)
+    record = json.loads((out / "_build.json").read_text())
+    (out / "_build.json").write_text(json.dumps({**record, "build_id": "a-later-build",
+                                                 "built_at": "2999-01-01 00:00:00+00"}))
+    assert published.query(home, "select run_id, label from dim_runs order by run_id", marts=["dim_runs"]) is None
+    assert "stale" in published.publishing_problem(home)
 
 
 def test_exposures_in_dbt_docs_and_no_publish(dash: DashHome) -> None:
