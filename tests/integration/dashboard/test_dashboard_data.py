@@ -224,12 +224,12 @@ def test_exposures_in_dbt_docs_and_no_publish(dash: DashHome) -> None:
     # run vs run: the pairs' statistics and their questions, both over the one selection and pairing of runs
     assert deps["dashboard_run_vs_run"] == {"model.finrag.mart_run_comparison", "model.finrag.mart_run_pair_questions",
                                             "model.finrag.dim_runs", "model.finrag.mart_datasets"}
-    # the statistics once per pair (fct_run_comparisons), the questions (int_run_pair_scores): both over
-    # int_run_pairs' one selection of pairs
+    # the statistics once per pair (fct_run_comparisons), the questions (fct_run_pair_scores): both over
+    # fct_run_pairs' one selection of pairs
     assert "model.finrag.fct_run_comparisons" in manifest["parent_map"]["model.finrag.mart_run_comparison"]
-    assert "model.finrag.int_run_pair_scores" in manifest["parent_map"]["model.finrag.mart_run_pair_questions"]
-    for model in ("fct_run_comparisons", "int_run_pair_scores"):
-        assert "model.finrag.int_run_pairs" in manifest["parent_map"][f"model.finrag.{model}"]
+    assert "model.finrag.fct_run_pair_scores" in manifest["parent_map"]["model.finrag.mart_run_pair_questions"]
+    for model in ("fct_run_comparisons", "fct_run_pair_scores"):
+        assert "model.finrag.fct_run_pairs" in manifest["parent_map"][f"model.finrag.{model}"]
     # the leaderboard's "vs the best" and the sweep page: mart_run_vs_best, the sweep's runs joined to it in a mart
     assert "model.finrag.mart_run_vs_best" in deps["dashboard_leaderboard"]
     assert "model.finrag.mart_run_comparison" not in deps["dashboard_leaderboard"]
