@@ -60,7 +60,7 @@ def ranked(frame: pl.DataFrame, metric: str, title: str, versus: pl.DataFrame | 
         pl.when(duplicated).then(pl.format("{} ({})", "run", "run_id")).otherwise("run").alias("run"))
     is_bound = pl.col("run_id").is_in(sorted(bounds))
     bound_lines, chart_frame = chart_frame.filter(is_bound), chart_frame.filter(~is_bound)
-    scored = scored.filter(~is_bound)
+    bound_runs, scored = scored.filter(is_bound), scored.filter(~is_bound)
     if scored.is_empty():
         st.info(f"Every run of this selection with a {metric_labels.get(metric, metric)} value is an oracle bound "
                 "(it saw the gold evidence): there is no contender to rank.")
@@ -91,6 +91,15 @@ def ranked(frame: pl.DataFrame, metric: str, title: str, versus: pl.DataFrame | 
             ui.page_link("run_vs_run", f"{common.run_label(labels, r['run_id'])} vs the best",
                          {"a": r["run_id"], "b": top["run_id"], "metric": metric, **compare},
                          icon=":material/compare_arrows:")
+    if compare is not None and not bound_runs.is_empty():
+        # how much a retriever leaves on the table: the best contender against each bound, question by question
+        st.markdown("**How far below the bound?** Compare the best run with each oracle bound, question by question:")
+        if "dataset" in bound_runs.columns:
+            bound_runs = bound_runs.filter(pl.col("dataset") == top["dataset"])
+        for r in bound_runs.head(MAX_COMPARE_LINKS).iter_rows(named=True):
+            ui.page_link("run_vs_run", f"the best vs the oracle bound {common.run_label(labels, r['run_id'])}",
+                         {"a": top["run_id"], "b": r["run_id"], "metric": metric, **compare},
+                         icon=":material/vertical_align_top:")
     if versus is not None and not versus.is_empty():
         st.caption("Black rule: the best run's mean + the 95 % bootstrap interval of (this run − the best run) over "
                    "the questions both were scored on; the best is the family's (the dataset's runs of this kind on "
