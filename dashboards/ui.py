@@ -15,7 +15,7 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from dashboards.data import common, diagnosis, published
-from python_jobs.judge.trust import trust_note
+from python_jobs.marts.trust import trust_note
 
 DECIMALS = 4
 
@@ -104,7 +104,7 @@ def ranked_chart(frame: pl.DataFrame, value: str, label: str, title: str, interv
 
 def show_trust(trust: pl.DataFrame, name: Callable[[dict[str, Any]], str]) -> None:
     """One line per judged mean and calibration (common.judge_trust's rows): `name` (the run, the metric), the mean and
-    its state in words (python_jobs/judge/trust.py, the wording `finrag report --judged` uses); a warning box where
+    its state in words (python_jobs/marts/trust.py, the wording `finrag report --judged` uses); a warning box where
     the judge is no better than chance, a green one where calibrated."""
     for r in trust.iter_rows(named=True):
         text = f"{name(r)} — mean {fmt(r['mean'])}: {trust_note(r, fmt)}"

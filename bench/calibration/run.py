@@ -7,7 +7,7 @@ estimated) and classic PPI (lambda = 1) at alpha 0.05, each cut to [0, 1] as mar
 mart equals ppi_py: tests/integration/judge/test_human_label_leaderboard.py). Printed: how often each interval
 holds the target, and its mean width against the human-only interval's.
 
-Predictors, scored for every answer with the warehouse's own text metrics (python_jobs/warehouse/text_metrics.py,
+Predictors, scored for every answer with the warehouse's own text metrics (python_jobs/stats/text_metrics.py,
 the functions dbt registers): ROUGE-L F and token F1 of the model answer against FinanceBench's gold answer. (Numeric
 match scores only the 53 answers with a numeric gold answer, so its PPI estimates another mean; the embedded LLM
 judge would take hours on 2,400 answers.)
@@ -26,10 +26,10 @@ from pathlib import Path
 import numpy as np
 from ppi_py import classical_mean_ci, ppi_mean_ci
 
+from python_jobs.core.metrics import load_metrics
 from python_jobs.core.rules import RULES, CalibrationMethod
-from python_jobs.judge.metrics import load_metrics
 from python_jobs.sources.financebench import LABEL_SCORES
-from python_jobs.warehouse.text_metrics import rouge_l_f, token_f1
+from python_jobs.stats.text_metrics import rouge_l_f, token_f1
 
 RESULTS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "financebench" / "results"
 SIZES = (10, 20, 40, 80)

@@ -44,7 +44,7 @@
     - the value of every var and env var named in that code (var('...') / env_var('...')), so e.g.
       `--vars '{retrieval_exclude_without_content: []}'` recomputes the runs of the models that read it;
     - the source of every Python function the warehouse registers into SQL that the code calls (sql_function_version,
-      python_jobs/warehouse/sql_functions.py: the function, what it calls, the versions of the libraries it uses).
+      python_jobs/stats/sql_functions.py: the function, what it calls, the versions of the libraries it uses).
     Graph, macros and vars are hashed at compile time; the function part is looked up by the database at run time.
 -#}
 {%- set start = node_id or model.unique_id -%}

@@ -17,6 +17,7 @@ from selenium import webdriver
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
+from dashboards.pages import PAGES
 from support.browser import SCREENSHOTS, Dashboard, open_page, open_paths, screenshot, wait_for_texts
 from support.cli import run_finrag
 from support.dashboard_home import BUILD_ARGS, DashHome
@@ -136,7 +137,8 @@ def test_every_page_in_chromium(dash: DashHome, browser: webdriver.Chrome, tmp_p
         shots["overview"] = screenshot(browser, "overview")
     finally:
         server.stop()
-    assert sorted(shots) == sorted([*page_expectations(dash), "overview"])
+    # every page of the dashboard's one list (dashboards/pages.py) was opened
+    assert sorted(shots) == sorted(page.url_path for page in PAGES)
     (SCREENSHOTS / "index.json").write_text(json.dumps({p: str(s) for p, s in shots.items()}, indent=1) + "\n")
 
 

@@ -12,6 +12,7 @@ import polars.selectors as cs
 import pytest
 
 from dashboards.data import common, costs, diagnosis, drilldown, judge_agreement, leaderboard, run_vs_run, sweeps
+from dashboards.pages import PAGES as DASHBOARD_PAGES
 from python_jobs.core.lake import Lake
 from support.cli import run_finrag
 from support.dashboard_home import DATASET, DashHome
@@ -19,8 +20,8 @@ from support.paths import PROJECT
 from support.published import read_mart
 from support.shared_home import copy_home
 
-PAGES = ("overview", "leaderboard", "heatmap", "slices", "run_vs_run", "judge_agreement", "drilldown", "judged",
-         "qa_generation", "costs", "sweeps")
+# the dashboard's one list of pages: every page has its exposure, and every exposure a page
+PAGES = tuple(page.url_path for page in DASHBOARD_PAGES)
 
 
 def model_exists(name: str) -> bool:

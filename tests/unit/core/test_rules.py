@@ -126,7 +126,7 @@ def test_only_the_declared_page_coverage_loads(tmp_path: Path, missing: str) -> 
 
 def test_oracle_bounds_are_conditions_of_the_contract_and_methods_are_labelled() -> None:
     from python_jobs.core.contracts import contract
-    from python_jobs.judge.trust import trust_note
+    from python_jobs.marts.trust import trust_note
 
     conditions = contract("retrieval_runs").column("condition").accepted
     assert set(RULES.oracle_conditions) < set(conditions)  # at least one condition is a contender

@@ -10,6 +10,13 @@ from typing import Any
 
 from python_jobs.core.rules import RULES
 
+# mart_judge_trust's columns a reader shows beside a judged mean (the report's table, the dashboard's trust boxes):
+# what trust_note writes out, and the judge run's identity
+TRUST_COLUMNS = ("judge_run_id", "answer_run_id", "judge_model", "dataset", "metric", "mean", "n_ok",
+                 "n_not_applicable", "n_failed", "trust_state", "label_set", "human_metric", "calibration_method",
+                 "n_labelled", "n_unlabelled", "ppi_lambda", "calibrated_mean", "calibrated_lower", "calibrated_upper",
+                 "agreement_label_set", "kappa", "kappa_lower", "kappa_upper")
+
 
 def four_decimals(value: float | None) -> str:
     return "—" if value is None else f"{value:.4f}"
