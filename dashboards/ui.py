@@ -97,7 +97,8 @@ def ranked_chart(frame: pl.DataFrame, value: str, label: str, title: str, interv
         marks = alt.Chart(bounds.select(label, value).to_pandas()).encode(
             x=alt.X(f"{value}:Q", scale=scale), tooltip=[label, alt.Tooltip(f"{value}:Q", format=f".{DECIMALS}f")])
         layers.append(marks.mark_rule(strokeDash=[6, 4], strokeWidth=2, color=BOUND_COLOUR))
-        layers.append(marks.mark_text(align="left", dx=4, y=2, baseline="top", color=BOUND_COLOUR)
+        # the name above the plot (clear of the bars), left of the line: a bound sits near the top of the scale
+        layers.append(marks.mark_text(align="right", dx=-4, y=-4, baseline="bottom", color=BOUND_COLOUR)
                       .encode(text=f"{label}:N"))
     return alt.layer(*layers).properties(height=alt.Step(26))
 
