@@ -63,11 +63,17 @@ def show_dataframe(frame: pl.DataFrame, key: str | None = None, height: int | st
                  width="stretch")
 
 
+# oracle bounds' reference lines (ranked_chart)
+BOUND_COLOUR = "#b45309"
+
+
 def ranked_chart(frame: pl.DataFrame, value: str, label: str, title: str, intervals: bool = False,
-                 domain: tuple[float, float] | None = (0, 1)) -> alt.LayerChart | alt.Chart:
+                 domain: tuple[float, float] | None = (0, 1),
+                 bounds: pl.DataFrame | None = None) -> alt.LayerChart | alt.Chart:
     """Runs as dots on one metric, sorted best first (frame rows already in that order), one row per run, labelled;
     with intervals, a rule from ci_low to ci_high beside each dot (null: none); a tied_with_best column colours the
-    runs tied with the best."""
+    runs tied with the best. `bounds` (the same columns): oracle runs, upper bounds drawn as dashed reference lines
+    across the chart at their value, each named, never as contenders' bars."""
     data_ = frame.to_pandas()
     order = frame[label].to_list()
     scale = alt.Scale(domain=list(domain)) if domain else alt.Scale(zero=False)
@@ -87,6 +93,13 @@ def ranked_chart(frame: pl.DataFrame, value: str, label: str, title: str, interv
     layers = [dots, labels]
     if intervals and "ci_low" in data_.columns:
         layers.append(base.mark_rule(strokeWidth=2, color="black").encode(x="ci_low:Q", x2="ci_high:Q"))
+    if bounds is not None and not bounds.is_empty():
+        marks = alt.Chart(bounds.select(label, value).to_pandas()).encode(
+            x=alt.X(f"{value}:Q", scale=scale), tooltip=[label, alt.Tooltip(f"{value}:Q", format=f".{DECIMALS}f")])
+        layers.append(marks.mark_rule(strokeDash=[6, 4], strokeWidth=2, color=BOUND_COLOUR))
+        # the name above the plot (clear of the bars), left of the line: a bound sits near the top of the scale
+        layers.append(marks.mark_text(align="right", dx=-4, y=-4, baseline="bottom", color=BOUND_COLOUR)
+                      .encode(text=f"{label}:N"))
     chart = alt.layer(*layers)
     if "sweep" in data_.columns and data_["sweep"].notna().any():
         # a sweep's runs one series: a diamond in the sweep's colour at each of its runs' values
@@ -194,8 +207,9 @@ def run_picker(catalog: common.RunCatalog, run_ids: Sequence[str], key: str, ran
     (catalog.sweeps: mart_sweep_runs), kind (retrieval / answer / judge) and text (in the run's label, id, sweep or
     setting); each selector appears when the runs offer a choice. Without `default`, it holds the URL's `?runs=` among
     them, else the best N of each dataset (`Top N`: `?top=`, else DEFAULT_TOP; 0 = every run) in `ranking`'s order
-    (rows of run_id, dataset and rank_in_family: mart_run_vs_best's rank of the family on the page's metric), else
-    the first N; with `default` (a page that reads the URL itself, e.g. the drill-down with the runs a linked run was
+    (rows of run_id, dataset, rank_in_family and is_oracle_bound: mart_run_vs_best's rank of the family on the
+    page's metric; the oracle bounds, never the best, are held beside the N as the reference lines), else the first
+    N; with `default` (a page that reads the URL itself, e.g. the drill-down with the runs a linked run was
     made from), those. A new filter, N or ranking starts again from the default. Returns the runs picked, in the
     picker's order (the default's: best first where ranked; a run added by hand last)."""
     runs = catalog.runs.filter(pl.col("run_id").is_in(list(run_ids)))
@@ -253,8 +267,13 @@ def run_picker(catalog: common.RunCatalog, run_ids: Sequence[str], key: str, ran
         chosen = [r for r in default if r in options]
     else:
         if ranking is not None and not ranking.is_empty():
-            best = order.group_by("dataset", maintain_order=True).head(top) if top else order
-            chosen = best["run_id"].unique(maintain_order=True).to_list() or options[:top or None]
+            # the best N contenders; the oracle bounds (is_oracle_bound: runs that saw the gold evidence, never the
+            # best) are reference lines beside them, not among the N
+            bound = pl.col("is_oracle_bound") if "is_oracle_bound" in order.columns else pl.lit(False)
+            contenders = order.filter(~bound)
+            best = contenders.group_by("dataset", maintain_order=True).head(top) if top else contenders
+            chosen = [*best["run_id"].unique(maintain_order=True), *order.filter(bound)["run_id"].unique(
+                maintain_order=True)] or options[:top or None]
         else:
             chosen = options[:top] if top else options
         chosen = _picked_from_url(options) or chosen
@@ -267,8 +286,8 @@ def run_picker(catalog: common.RunCatalog, run_ids: Sequence[str], key: str, ran
         st.session_state[key] = chosen
     picked = st.multiselect(label, options, key=key, format_func=shown.get)
     st.caption(f"{len(picked)} shown of {len(options)} runs after the filters ({len(run_ids)} in all)"
-               + (f"; by default the best {top} of each dataset by {metric_label}" if ranking is not None and top
-                  else "") + ".")
+               + (f"; by default the best {top} of each dataset by {metric_label}, and the oracle bounds"
+                  if ranking is not None and top else "") + ".")
     if sweep not in (ANY, NO_SWEEP):
         page_link("sweeps", f"Sweep {sweep}: each parameter's effect", {"sweep": sweep}, icon=":material/tune:")
     return [r for r in picked if r in options]

@@ -104,6 +104,13 @@ def run_catalog(home: Path) -> RunCatalog:
     return RunCatalog(runs, sweeps)
 
 
+def oracle_bounds(home: Path) -> set[str]:
+    """The runs that saw the gold evidence (dim_runs.is_oracle_bound, the rules' oracle_bounds): upper bounds a
+    leaderboard draws as reference lines, never contenders for its best."""
+    frame = query(home, "select run_id from dim_runs where is_oracle_bound order by run_id", marts=["dim_runs"])
+    return set() if frame is None else set(frame["run_id"].to_list())
+
+
 def run_label(labels: dict[str, str], run_id: str) -> str:
     """How a selector shows a run: its label, then its id (ids stay visible: links and the CLI take them)."""
     label = labels.get(run_id)

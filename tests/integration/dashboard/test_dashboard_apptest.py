@@ -117,15 +117,26 @@ def test_leaderboard(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
         assert bm25[metric] == pytest.approx(expected, abs=1e-12)
     # run labels say what the run is, not its hash
     assert bm25["run"] == "bm25 · full · k=5 · split test"
-    # the chart first: the best run on the chosen metric as a tile, the oracle-page run is the best on nDCG
+    # the chart first: the best run on the chosen metric as a tile - the family's best (mart_run_families), a
+    # full-condition run: the oracle-page run scores highest on nDCG but is an upper bound, a reference line
     ndcg = retrieval.filter((pl.col("metric") == "ndcg") & (pl.col("granularity") == "page"))
-    best = ndcg.sort("mean", descending=True).row(0, named=True)
+    family_best = mart(dash.home, "mart_run_families").filter(
+        (pl.col("run_kind") == "retrieval") & (pl.col("metric") == "ndcg") & (pl.col("granularity") == "page")
+        & (pl.col("k") == 5))["best_run_id"].item()
+    best = ndcg.filter(pl.col("run_id") == family_best).row(0, named=True)
+    oracle = ndcg.filter(pl.col("run_id") == dash.facts["oracle"]).row(0, named=True)
+    assert best["condition"] == "full" and oracle["mean"] > best["mean"]
+    label = dict(mart(dash.home, "dim_runs").select("run_id", "label").rows())[best["run_id"]]
     shown = {m.label: m.value for m in at.metric}
-    assert shown[f"Best: bm25 · oracle_page · k=5 · split test  ({best['run_id']})"] == fmt(best["mean"])
+    assert shown[f"Best: {label}  ({best['run_id']})"] == fmt(best["mean"])
+    assert any("Dashed lines: oracle bounds" in c.value for c in at.caption)
     assert len(at.get("vega_lite_chart")) >= 2  # the ranking and the metric-vs-k curves
-    # the way to "why": the run behind links to run vs run against the best one
+    # the way to "why": a run behind links to run vs run against the best one, and the best to the bound above it
     compare = [m.value for m in at.markdown if "run_vs_run?" in m.value]
-    assert any(f"a={dash.facts['bm25']}&b={best['run_id']}&metric=ndcg&granularity=page&k=5" in c for c in compare)
+    behind = ndcg.filter((pl.col("condition") == "full") & (pl.col("run_id") != best["run_id"]))["run_id"][0]
+    assert any(f"a={behind}&b={best['run_id']}&metric=ndcg&granularity=page&k=5" in c for c in compare)
+    assert any(f"a={best['run_id']}&b={oracle['run_id']}&metric=ndcg&granularity=page&k=5" in c for c in compare)
+    assert not any(f"a={oracle['run_id']}&" in c for c in compare)  # a bound is never behind
     # each run against its family's best at any count of runs (mart_run_vs_best): interval, p, Holm, tied marker
     versus = mart(dash.home, "mart_run_vs_best").filter(
         (pl.col("run_kind") == "retrieval") & (pl.col("metric") == "ndcg") & (pl.col("granularity") == "page")
@@ -134,7 +145,9 @@ def test_leaderboard(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
     assert sorted(r["run_id"] for r in shown_vs) == sorted(versus["run_id"]) and len(shown_vs) == 5
     for r in shown_vs:
         v = versus.filter(pl.col("run_id") == r["run_id"]).row(0, named=True)
-        assert (r["vs_best"] == "tied with the best") == v["tied_with_best"] and r["best_run_id"] == best["run_id"]
+        assert r["best_run_id"] == best["run_id"]
+        assert r["vs_best"] == ("oracle bound" if v["is_oracle_bound"] else
+                                "tied with the best" if v["tied_with_best"] else "")
         for column in ("delta_vs_best", "ci_low", "ci_high", "p_holm", "p_tukey"):
             assert pd.isna(r[column]) if v[column] is None else r[column] == pytest.approx(v[column]), column
     generation = mart(dash.home, "mart_generation_leaderboard")
@@ -183,14 +196,15 @@ def test_leaderboard(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
 def best_runs(home: Path, run_kind: str, metric: str, granularity: str | None = None, k: int | None = None,
               top: int = DEFAULT_TOP, runs: list[str] | None = None) -> list[str]:
     """The run picker's default, worked from mart_run_vs_best: each dataset's best `top` runs of the family (of
-    `runs` when given) by rank_in_family, best first."""
+    `runs` when given) by rank_in_family, best first, then its oracle bounds (never the best: reference lines)."""
     family = mart(home, "mart_run_vs_best").filter(
         (pl.col("run_kind") == run_kind) & (pl.col("metric") == metric)
         & (pl.col("granularity").is_null() if granularity is None else pl.col("granularity") == granularity)
         & (pl.col("k").is_null() if k is None else pl.col("k") == k)
         & (pl.col("run_id").is_in(runs) if runs is not None else True))
-    return [r["run_id"] for r in family.sort("rank_in_family", "dataset", "run_id")
-            .group_by("dataset", maintain_order=True).head(top).iter_rows(named=True)]
+    ordered = family.sort("rank_in_family", "dataset", "run_id")
+    contenders = ordered.filter(~pl.col("is_oracle_bound")).group_by("dataset", maintain_order=True).head(top)
+    return [*contenders["run_id"], *ordered.filter(pl.col("is_oracle_bound"))["run_id"]]
 
 
 def test_the_run_picker(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -201,7 +215,8 @@ def test_the_run_picker(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None
     retrieval = at.multiselect(key="retrieval_runs")
     every = mart(dash.home, "mart_retrieval_leaderboard").filter(pl.col("k") == 5)["run_id"].unique().to_list()
     top = best_runs(dash.home, "retrieval", "page_rec", "page", 5)
-    assert retrieval.value == top and len(top) == DEFAULT_TOP < len(every)
+    bounds = mart(dash.home, "dim_runs").filter(pl.col("is_oracle_bound"))["run_id"].to_list()
+    assert retrieval.value == top and len(top) == DEFAULT_TOP + 1 < len(every) and top[-1] in bounds
     # the page follows the picker: the table holds the best runs only
     assert {r["run_id"] for r in frame_rows(at, "retriever")} == set(top)
     # answer runs: the best of each dataset on the default lexical metric (ROUGE-L)
@@ -213,18 +228,18 @@ def test_the_run_picker(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None
     label = dict(mart(dash.home, "dim_runs").select("run_id", "label").iter_rows())
     bm25 = dash.facts["bm25"]
     assert f"{label[bm25]} · {setting[bm25]}" in retrieval.options
-    (chart,) = at.get("vega_lite_chart")[0].proto.datasets  # its rows, as Arrow
+    (chart, *_) = at.get("vega_lite_chart")[0].proto.datasets  # the runs' rows, as Arrow (then the bounds')
     rows = pl.from_arrow(pa.ipc.open_stream(chart.data.data).read_all())
     names = {r["run_id"]: (r["run"], r["sweep"]) for r in rows.iter_rows(named=True)}
     assert names[bm25] == (setting[bm25], dash.facts["sweep"])
-    assert names[dash.facts["oracle"]] == (label[dash.facts["oracle"]], None)
+    assert set(names) == set(top) - set(bounds)  # the oracle bound is a reference line, not a bar
     # the sweep filter: the sweep's runs, its best three by default; runs in no sweep: the oracle run
     at.selectbox(key="retrieval_runs_sweep").set_value(dash.facts["sweep"]).run()
     assert len(at.multiselect(key="retrieval_runs").options) == len(setting) == 4
     assert at.multiselect(key="retrieval_runs").value == best_runs(dash.home, "retrieval", "page_rec", "page", 5,
                                                                    runs=list(setting))
     at.selectbox(key="retrieval_runs_sweep").set_value("(in no sweep)").run()
-    assert at.multiselect(key="retrieval_runs").value == [dash.facts["oracle"]]
+    assert at.multiselect(key="retrieval_runs").value == [dash.facts["oracle"]] == bounds
     # the text filter (label, id, sweep or setting) and Top N = 0: every run that matches
     at.selectbox(key="retrieval_runs_sweep").set_value("(any)")
     at.text_input(key="retrieval_runs_text").set_value("retriever=keywords")
@@ -470,7 +485,9 @@ def test_sweeps(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
         assert shown["Δ best"] == ("—" if r["delta_vs_best"] is None else fmt(r["delta_vs_best"]))
     baseline = rows[dash.facts["bm25"]]  # the bm25 run the sweep found landed: its baseline and best
     assert baseline["setting"] == "chunk_size=256, retriever=bm25" and "baseline" in baseline["role"]
-    assert results["tied_with_best"].any() and not results["tied_with_best"].all()  # the fixture has both
+    # every sweep run is tied with the best full-corpus run on PageRec@5 (the oracle-page run, which some were not
+    # tied with, is a bound, not the best)
+    assert results["tied_with_best"].all() and not results["is_best"].all()
     shown = {m.label: m.value for m in at.metric}
     top = results.filter(pl.col("is_best_in_sweep")).row(0, named=True)
     assert shown[f"Best of the sweep: {top['setting']}  ({top['run_id']})"] == fmt(top["mean"])
