@@ -332,6 +332,23 @@ def test_versus_best_is_the_mart_oriented_run_minus_best(dash: DashHome) -> None
     assert leaderboard.versus_best(dash.home, "retrieval", "ndcg", "page", 5, ["financebench"]).is_empty()
 
 
+def test_the_gates_best_baseline_is_the_best_full_condition_run(dash: DashHome, tmp_path: Path) -> None:
+    """`baseline: best` reads mart_run_families: on a family whose highest nDCG@5 run is the oracle-page bound, the
+    gate compares the candidate with the best full-condition run, never with the bound."""
+    family = read_mart(dash.home, "mart_run_families").filter(
+        (pl.col("metric") == "ndcg") & (pl.col("granularity") == "page") & (pl.col("k") == 5)
+        & (pl.col("dataset") == DATASET) & (pl.col("run_kind") == "retrieval")).row(0, named=True)
+    condition = dict(read_mart(dash.home, "dim_runs").select("run_id", "condition").rows())
+    assert condition[family["best_run_id"]] == "full" and family["n_oracle_bound_runs"] == 1
+    gate_file = tmp_path / "gate.yaml"
+    gate_file.write_text(f"dataset: {DATASET}\nkind: retrieval\nbaseline: best\nmin_questions: 2\n"
+                         "metrics:\n  - {metric: ndcg, granularity: page, k: 5, margin: 0.05}\n")
+    out = run_finrag(dash.home, "gate", str(gate_file), "--candidate", dash.facts["oracle"], "--format", "json",
+                     check=False)
+    assert out.returncode in (0, 1), out.stderr
+    assert json.loads(out.stdout)["baselines"] == [family["best_run_id"]]
+
+
 def test_sweep_run_results_are_the_sweep_runs_with_their_vs_best_rows(dash: DashHome) -> None:
     """mart_sweep_run_results (what the sweep page lists) holds each sweep run's mart_sweep_runs row with its
     mart_run_vs_best row, and its comparison with the sweep's baseline."""
