@@ -78,13 +78,7 @@ paired as (
         scores_a.value as value_a,
         scores_b.value as value_b
     from pending
-    inner join scores as scores_a
-        on pending.run_a = scores_a.run_id
-        and {{ same_metric_point('pending', 'scores_a') }}
-    inner join scores as scores_b
-        on pending.run_b = scores_b.run_id
-        and scores_a.question_id = scores_b.question_id
-        and {{ same_metric_point('pending', 'scores_b') }}
+    {{ paired_question_scores('pending', 'scores') }}
 
 ),
 

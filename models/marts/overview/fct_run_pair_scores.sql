@@ -52,13 +52,7 @@ paired as (
         scores_b.value as value_b,
         scores_b.value - scores_a.value as diff
     from run_pairs
-    inner join scores as scores_a
-        on run_pairs.run_a = scores_a.run_id
-        and {{ same_metric_point('run_pairs', 'scores_a') }}
-    inner join scores as scores_b
-        on run_pairs.run_b = scores_b.run_id
-        and scores_a.question_id = scores_b.question_id
-        and {{ same_metric_point('scores_a', 'scores_b') }}
+    {{ paired_question_scores('run_pairs', 'scores') }}
 
 )
 
