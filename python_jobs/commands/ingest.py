@@ -9,6 +9,7 @@
     finrag ingest deepeval FILE --dataset NAME [--run-id ID] [--model M]
     finrag ingest traces-otlp FILE... [--dataset production] [--window 1d] [--version-attribute service.version]
         [--metric NAME=MIN..MAX[:lower]]... [--label-set NAME] [--dry-run]
+    finrag ingest traces-langfuse FILE_OR_DIR... [the same options; --version-attribute release]
 
 The rules and decisions are documented in python_jobs/sources/ (one module per format).
 """
@@ -25,6 +26,7 @@ from python_jobs.core.lake import Lake
 from python_jobs.sources.beir import ingest_beir
 from python_jobs.sources.deepeval_runs import ingest_deepeval
 from python_jobs.sources.financebench import ingest_financebench, ingest_financebench_answers
+from python_jobs.sources.langfuse_exports import ingest_langfuse
 from python_jobs.sources.otlp_traces import ingest_otlp
 from python_jobs.sources.ragas_files import ingest_ragas
 from python_jobs.sources.traces import TraceOptions, TraceSummary, parse_trace_metric, parse_window
@@ -162,8 +164,9 @@ def _trace_options(fn):
                      help="The dataset the traces' questions land in (one question per trace)."),
         click.option("--window", default="1d", show_default=True, metavar="30m|6h|1d|7d",
                      help="The time window a production run covers (UTC, aligned on the epoch)."),
-        click.option("--version-attribute", default="service.version", show_default=True,
-                     help="The resource (or root span / trace) attribute that names the application version."),
+        click.option("--version-attribute", default=None,
+                     help="The attribute that names the application version (default: OTLP's resource "
+                          "service.version, Langfuse's trace release)."),
         click.option("--metric", "metrics", multiple=True, metavar="NAME=MIN..MAX[:lower]",
                      help="An evaluation's scale (default 0..1, higher is better), by its name as the traces write "
                           "it."),
@@ -183,9 +186,13 @@ def _traces_produced(summary: TraceSummary, dry_run: bool) -> Produced:
     return (ids[0] if len(ids) == 1 else ids), {"run_ids": ids, "dry_run": dry_run, "partitions": len(summary.landed)}
 
 
-def _trace_opts(tool: str, dataset: str, window: str, version_attribute: str, metrics: tuple[str, ...],
+VERSION_ATTRIBUTES = {"otlp": "service.version", "langfuse": "release"}
+
+
+def _trace_opts(tool: str, dataset: str, window: str, version_attribute: str | None, metrics: tuple[str, ...],
                 label_set: str | None) -> TraceOptions:
-    return TraceOptions(tool=tool, dataset=dataset, window=parse_window(window), version_attribute=version_attribute,
+    return TraceOptions(tool=tool, dataset=dataset, window=parse_window(window),
+                        version_attribute=version_attribute or VERSION_ATTRIBUTES[tool],
                         declarations=dict(parse_trace_metric(m) for m in metrics), label_set=label_set)
 
 
@@ -193,10 +200,23 @@ def _trace_opts(tool: str, dataset: str, window: str, version_attribute: str, me
 @produces
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @_trace_options
-def traces_otlp_cmd(paths: tuple[Path, ...], dataset: str, window: str, version_attribute: str,
+def traces_otlp_cmd(paths: tuple[Path, ...], dataset: str, window: str, version_attribute: str | None,
                     metrics: tuple[str, ...], label_set: str | None, dry_run: bool) -> Produced:
     """OTLP/JSON files (the Collector's file exporter: spans under the GenAI or OpenInference conventions, and the
     gen_ai.evaluation.result logs) → production runs: questions, retrieval results, answers and the LLM ledger,
     judgments, human labels; prints each run's id."""
     opts = _trace_opts("otlp", dataset, window, version_attribute, metrics, label_set)
     return _traces_produced(ingest_otlp(Lake(), list(paths), opts, dry_run=dry_run), dry_run)
+
+
+@command.command("traces-langfuse")
+@produces
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@_trace_options
+def traces_langfuse_cmd(paths: tuple[Path, ...], dataset: str, window: str, version_attribute: str | None,
+                        metrics: tuple[str, ...], label_set: str | None, dry_run: bool) -> Produced:
+    """Langfuse blob-storage exports (Parquet or JSONL files, or their folder: observations_v2/ or traces/ +
+    observations/, and scores/) → production runs: questions, retrieval results, answers and the LLM ledger,
+    judgments (EVAL, API scores), human labels (ANNOTATION scores); prints each run's id."""
+    opts = _trace_opts("langfuse", dataset, window, version_attribute, metrics, label_set)
+    return _traces_produced(ingest_langfuse(Lake(), list(paths), opts, dry_run=dry_run), dry_run)

@@ -1,8 +1,8 @@
 """Production traces as the lake's own runs (SPEC §11): what every trace reader maps onto, and the one landing.
 
-The readers (sources/otlp_traces.py: OTLP/JSON files with GenAI or OpenInference attributes; sources/
-langfuse_exports.py: Langfuse blob-storage exports) turn what a tool wrote into `Trace` records, keyed on the GenAI
-semantic conventions' notions (the others are mapped onto them). A trace lands as:
+The readers (one module per source: sources/otlp_traces.py, OTLP/JSON files with GenAI or OpenInference attributes)
+turn what a tool wrote into `Trace` records, keyed on the GenAI semantic conventions' notions (the others are mapped
+onto them). A trace lands as:
 - a question: the user's input (question_id = the trace id, source imported, split `production`, in the partition
   `<dataset>.<run>`); a trace without an input (a health check, a tool call alone) is left out with a note;
 - a retrieval run's results (retrieval_runs source `trace`, run `<run>-retrieval`): the documents of the trace's

@@ -81,9 +81,11 @@ def write_lines(path: Path, messages: list) -> Path:
 
 
 def make_traces(out: Path, n_per_version: int = 30, labelled: int = 12, repeated: int = 6, seed: int = 7,
-                batch: int = 64) -> tuple[list[Path], list[Sent]]:
-    """Traces of versions 1.0 and 2.0 (n_per_version each) in `out`/spans.jsonl and their evaluation log records in
-    `out`/logs.jsonl; `labelled` traces of each version annotated by a person, the judge run twice on `repeated`."""
+                batch: int = 64, spacing_ms: int = 997_000) -> tuple[list[Path], list[Sent]]:
+    """Traces of versions 1.0 and 2.0 (n_per_version each, `spacing_ms` apart, within 2026-11-02 UTC) in
+    `out`/spans.jsonl and their evaluation log records in `out`/logs.jsonl; `labelled` traces of each version
+    annotated by a person, the judge run twice on `repeated`."""
+    assert n_per_version * spacing_ms < 86_000_000, "every trace starts on 2026-11-02"
     rng = random.Random(seed)
     sent: list[Sent] = []
     spans_out, logs_out = [], []
@@ -97,7 +99,7 @@ def make_traces(out: Path, n_per_version: int = 30, labelled: int = 12, repeated
         lp.add_log_record_processor(SimpleLogRecordProcessor(logs))
         tracer, logger = tp.get_tracer("finrag-app"), lp.get_logger("finrag-app.evals")
         for i in range(n_per_version):
-            start = T0 + (i * 997 + (0 if version == "1.0" else 500)) * 10**9
+            start = T0 + (i * spacing_ms + (0 if version == "1.0" else spacing_ms // 2)) * 10**6
             question = f"What was the operating margin of company {i} in fiscal {2020 + i % 5} (v{version})?"
             docs = [(f"doc-{rng.randrange(200)}-{k}", round(1 - 0.1 * k - rng.random() / 20, 6), f"passage {k} of {i}")
                     for k in range(3)]
