@@ -1,19 +1,22 @@
 """Bad trace files are refused before anything lands (SPEC §7, §11): exit 2, one error line naming the file, the line,
 the span and the field, and the lake as it was (a good production run landed first stays untouched). The files are
 small edits of OTLP/JSON that the real OpenTelemetry SDK recorded (tests/support/otlp_traces.py, made once per
-module). And the landing rules of several files: a run's files landed one after the other equal one landing of all,
-and a re-ingest changes nothing. No dbt build here: the lake alone."""
+module) and of a Langfuse export in its documented columns (tests/support/langfuse_exports.py). And the landing
+rules of several files: a run's files landed one after the other equal one landing of all, and a re-ingest changes
+nothing. No dbt build here: the lake alone."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
 from python_jobs.core.lake import Lake
 from support.cli import run_finrag
+from support.langfuse_exports import make_export
 from support.otlp_traces import make_traces
 from support.shared_home import copy_home
 
@@ -61,12 +64,14 @@ def edited(otlp: dict, tmp_path: Path, line: int, edit) -> Path:
     return path
 
 
-def rejected(finrag, home: Path, before: dict[str, str], files: list[Path], line: int, field: str) -> str:
-    proc = finrag("ingest", "traces-otlp", *map(str, files), check=False)
+def rejected(finrag, home: Path, before: dict[str, str], files: list[Path], line: int | None, field: str,
+             verb: str = "traces-otlp", file: Path | None = None) -> str:
+    proc = finrag("ingest", verb, *map(str, files), check=False)
     assert proc.returncode == 2, proc.stderr
     errors = [x for x in proc.stderr.splitlines() if x.startswith("error:")]
     assert errors == [x for x in proc.stderr.splitlines() if x.strip()], proc.stderr  # one line, the error alone
-    assert errors[0].startswith(f"error: file {files[0]}, line {line}, field '{field}'"), proc.stderr
+    where = f"file {file or files[0]}" + (f", line {line}" if line is not None else "")
+    assert errors[0].startswith(f"error: {where}, field '{field}'"), proc.stderr
     assert snapshot(home) == before  # nothing landed; the good run is as it was
     return errors[0]
 
@@ -166,3 +171,62 @@ def test_a_runs_files_landed_one_by_one_equal_one_landing(home, finrag, good, ot
     run_finrag(whole, "ingest", "traces-otlp", str(otlp["spans"]), str(otlp["logs"]))
     assert rows(home) == rows(whole)
     assert Lake(home).read("questions").height == 16
+
+
+# ---- Langfuse exports ------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def langfuse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out, _ = make_export(tmp_path_factory.mktemp("langfuse"), n_per_version=6, labelled=2, repeated=2)
+    return out
+
+
+def export_copy(langfuse: Path, tmp_path: Path) -> Path:
+    out = tmp_path / "export"
+    shutil.copytree(langfuse, out)
+    return out
+
+
+def test_langfuse_a_truncated_parquet_file(home, finrag, good, langfuse, tmp_path) -> None:
+    out = export_copy(langfuse, tmp_path)
+    parquet = out / "observations_v2" / "2026-11-02.parquet"
+    parquet.write_bytes(parquet.read_bytes()[: parquet.stat().st_size // 2])
+    err = rejected(finrag, home, good, [out], None, "<parquet footer>", "traces-langfuse", file=parquet)
+    assert "not a readable Parquet file" in err
+
+
+def test_langfuse_a_file_of_another_format(home, finrag, good, otlp) -> None:
+    err = rejected(finrag, home, good, [otlp["spans"]], 1, "trace_id", "traces-langfuse")
+    assert "not a Langfuse export table (columns resourceSpans" in err
+
+
+def edit_scores(langfuse: Path, tmp_path: Path, index: int, edit) -> tuple[Path, Path]:
+    out = export_copy(langfuse, tmp_path)
+    scores = out / "scores" / "2026-11-02.jsonl"
+    rows = [json.loads(x) for x in scores.read_text().splitlines()]
+    edit(rows[index])
+    scores.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return out, scores
+
+
+def test_langfuse_a_score_without_a_trace_id(home, finrag, good, langfuse, tmp_path) -> None:
+    out, scores = edit_scores(langfuse, tmp_path, 2, lambda r: r.update(trace_id=None))
+    rejected(finrag, home, good, [out], 3, "trace_id", "traces-langfuse", file=scores)
+
+
+def test_langfuse_a_score_of_the_wrong_type(home, finrag, good, langfuse, tmp_path) -> None:
+    out, scores = edit_scores(langfuse, tmp_path, 0, lambda r: r.update(value="high"))
+    err = rejected(finrag, home, good, [out], 1, "value", "traces-langfuse", file=scores)
+    assert "expected a number" in err
+
+
+def test_langfuse_a_score_of_a_trace_not_in_the_files(home, finrag, good, langfuse, tmp_path) -> None:
+    out, scores = edit_scores(langfuse, tmp_path, 1, lambda r: r.update(trace_id="f" * 32))
+    err = rejected(finrag, home, good, [out], 2, "trace_id", "traces-langfuse", file=scores)
+    assert "which none of the files holds" in err
+
+
+def test_langfuse_a_reingest_changes_nothing(home, finrag, good, langfuse) -> None:
+    finrag("ingest", "traces-langfuse", str(langfuse))
+    landed = snapshot(home)
+    again = finrag("ingest", "traces-langfuse", str(langfuse))
+    assert "nothing changes" in again.stderr and snapshot(home) == landed
