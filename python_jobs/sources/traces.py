@@ -49,9 +49,9 @@ from python_jobs.core.console import say
 from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake, check_id
+from python_jobs.core.metrics import MetricSpec, external_metric_name
 from python_jobs.core.partitions import conform
 from python_jobs.core.run_ids import derived_id
-from python_jobs.judge.metrics import MetricSpec, external_metric_name
 from python_jobs.llm.prices import call_cost, load_prices
 from python_jobs.sources.external_runs import Declaration, declared_specs, describe, spec_of
 
