@@ -26,6 +26,7 @@ from support.traces_home import (
     check_costs,
     check_reliability,
     run_of,
+    sql,
     traces_home,
 )
 
@@ -120,3 +121,20 @@ def test_repeated_evaluator_alpha_and_leaderboard(built: dict, version: str) -> 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_cost_and_latency_per_version(built: dict, version: str) -> None:
     check_costs(built["home"], run_of(built["runs"], version), MODEL, sent_of(built, version))
+
+
+def test_the_run_pickers_label_says_version_and_window(built: dict) -> None:
+    """The dashboard's pickers show runs by dim_runs.label (dashboards/data/common.py run_labels): a production run
+    beside the benchmark runs, with its version and window; its judge run likewise."""
+    rows = {r["run_id"]: r for r in sql(built["home"], """
+        select run_id, kind, label, app_version, window_start, window_end from dim_runs
+        where eval_mode = 'production' or kind = 'judge'""")}
+    for version in VERSIONS:
+        run = run_of(built["runs"], version)
+        answer, judge = rows[run], rows[f"{run}-llm"]
+        assert answer["label"] == (f"production · {MODEL} · all splits · version {version} · window 2026-11-02 00h +24h"
+                                   f" over [filings-index · full · k=3 · all splits]" if version == "1.0" else
+                                   f"production · {MODEL} · all splits · version {version} · window 2026-11-02 00h "
+                                   f"+24h over [retrieve · full · k=3 · all splits]")
+        assert judge["label"] == f"judge Correctness of [{answer['label']}]"
+        assert (answer["app_version"], judge["app_version"]) == (version, version)
