@@ -43,7 +43,7 @@ import pyarrow.parquet as pq
 
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake
-from python_jobs.sources.lines import decode_line, file_lines
+from python_jobs.sources.lines import jsonl_lines
 from python_jobs.sources.traces import Evaluation, RetrievedDoc, Trace, TraceOptions, TraceSummary, land_traces
 
 TABLES = ("observations_v2", "observations", "traces", "scores")
@@ -103,15 +103,7 @@ def rows_of(path: Path) -> tuple[set[str], Iterator[tuple[int, dict]]]:
         return set(pf.schema_arrow.names), parquet_rows()
     if path.suffix == ".jsonl":
         def jsonl_rows() -> Iterator[tuple[int, dict]]:
-            for n, raw in file_lines(path):
-                if not raw.strip():
-                    continue
-                text = decode_line(raw, file, n, lambda _: "<record>")
-                try:
-                    row = json.loads(text)
-                except json.JSONDecodeError as exc:
-                    raise InputError(f"malformed JSON at column {exc.colno}: {exc.msg}", file=file, line=n,
-                                     field="<line>") from None
+            for n, row in jsonl_lines(path):
                 if not isinstance(row, dict):
                     raise InputError("expected a JSON object per line", file=file, line=n, field="<line>")
                 yield n, row

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -54,6 +53,7 @@ from python_jobs.core.partitions import conform
 from python_jobs.core.run_ids import derived_id
 from python_jobs.llm.prices import call_cost, load_prices
 from python_jobs.sources.external_runs import Declaration, declared_specs, describe, spec_of
+from python_jobs.sources.ragas_files import parse_metric_option
 
 KINDS = ("llm", "code", "human")
 SPLIT = "production"
@@ -446,12 +446,7 @@ def trace_id_hex(raw: str, file: str, line: int | None, field: str, length: int 
 
 
 def parse_trace_metric(text: str) -> tuple[str, Declaration]:
-    """`--metric NAME=MIN..MAX[:lower|:higher]`: an evaluation's scale, by its name as the traces write it."""
-    m = re.fullmatch(r"(.+)=(-?\d+(?:\.\d+)?)\.\.(-?\d+(?:\.\d+)?)(?::(lower|higher))?", text.strip())
-    if not m:
-        raise InputError(f"{text!r}: expected NAME=MIN..MAX[:lower|:higher] (e.g. relevance=1..5)", field="--metric")
-    low, high = float(m.group(2)), float(m.group(3))
-    if high <= low:
-        raise InputError(f"{text!r}: the scale's max must exceed its min", field="--metric")
-    return m.group(1), Declaration(higher_is_better=m.group(4) != "lower", scale_min=low, scale_max=high,
-                                   description=f"A production evaluator score, its scale set at ingest ({text}).")
+    """`--metric NAME=MIN..MAX[:lower|:higher]` (the Ragas ingest's option): an evaluation's scale, by its name as the
+    traces write it."""
+    name, declared = parse_metric_option(text)
+    return name, replace(declared, description=f"A production evaluator score, its scale set at ingest ({text}).")
