@@ -14,3 +14,13 @@
         else 'split ' || {{ list_join(column, "'+'") }}
     end
 {%- endmacro %}
+
+{% macro production_window_label(start_column, end_column) -%}
+{#- A production run's time window as people read it: its first day (UTC) and hour, and its length in hours
+    ('window 2026-11-02 00h +24h'); null for a run without one. -#}
+    case
+        when {{ start_column }} is not null then 'window ' || cast(cast({{ start_column }} as date) as string) || ' '
+            || lpad(cast(extract(hour from {{ start_column }}) as string), 2, '0') || 'h +'
+            || cast({{ dbt.datediff(start_column, end_column, 'hour') }} as string) || 'h'
+    end
+{%- endmacro %}

@@ -20,6 +20,8 @@ renamed as (
         latency_ms,
         cost_usd,
         error,
+        trace_id,
+        span_id,
         created_at
     from source
 

@@ -18,6 +18,9 @@ renamed as (
         max_words,
         question_splits,
         params,
+        app_version,
+        window_start,
+        window_end,
         created_at
     from source
 

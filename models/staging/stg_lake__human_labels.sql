@@ -16,6 +16,8 @@ renamed as (
         raw_score,
         label,
         annotator,
+        trace_id,
+        span_id,
         created_at
     from source
 

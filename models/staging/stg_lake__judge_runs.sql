@@ -15,6 +15,7 @@ renamed as (
         rubric_version,
         metrics,
         params,
+        evaluator_kind,
         created_at
     from source
 

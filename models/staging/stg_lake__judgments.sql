@@ -18,6 +18,8 @@ renamed as (
         rationale,
         status,
         error,
+        trace_id,
+        span_id,
         created_at
     from source
 

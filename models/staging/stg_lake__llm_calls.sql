@@ -22,6 +22,8 @@ renamed as (
         error,
         attempts,
         cache_hits,
+        trace_id,
+        span_id,
         created_at
     from source
 

@@ -25,6 +25,7 @@ renamed as (
         human_score,
         human_inspection_run_id,
         meta,
+        trace_id,
         load_id,
         created_at
     from source

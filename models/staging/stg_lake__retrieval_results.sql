@@ -18,6 +18,8 @@ renamed as (
         page_start,
         page_end,
         score,
+        trace_id,
+        span_id,
         created_at
     from source
 

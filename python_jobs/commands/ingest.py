@@ -7,6 +7,9 @@
     finrag ingest financebench-answers DIR_OR_FILE... [--label-set financebench_human]
     finrag ingest ragas FILE|DIR --dataset NAME [--run-id ID] [--model M] [--metric NAME=MIN..MAX[:lower]]...
     finrag ingest deepeval FILE --dataset NAME [--run-id ID] [--model M]
+    finrag ingest traces-otlp FILE... [--dataset production] [--window 1d] [--version-attribute service.version]
+        [--metric NAME=MIN..MAX[:lower]]... [--label-set NAME] [--dry-run]
+    finrag ingest traces-langfuse FILE_OR_DIR... [the same options; --version-attribute release]
 
 The rules and decisions are documented in python_jobs/sources/ (one module per format).
 """
@@ -18,18 +21,22 @@ from pathlib import Path
 import click
 
 from python_jobs.commands._options import Produced, produces
+from python_jobs.core.console import say
 from python_jobs.core.lake import Lake
 from python_jobs.sources.beir import ingest_beir
 from python_jobs.sources.deepeval_runs import ingest_deepeval
 from python_jobs.sources.financebench import ingest_financebench, ingest_financebench_answers
+from python_jobs.sources.langfuse_exports import ingest_langfuse
+from python_jobs.sources.otlp_traces import ingest_otlp
 from python_jobs.sources.ragas_files import ingest_ragas
+from python_jobs.sources.traces import TraceOptions, TraceSummary, parse_trace_metric, parse_window
 from python_jobs.sources.trec import ingest_trec_qrels, ingest_trec_run
 
 
 @click.group("ingest")
 def command() -> None:
     """Load benchmark files (FinanceBench, BEIR/FinanceRAG, TREC qrels and runs, FinanceBench answers, Ragas and
-    DeepEval results) into the lake."""
+    DeepEval results) and production traces (traces-*) into the lake."""
 
 
 @command.command("financebench")
@@ -149,3 +156,67 @@ def deepeval_cmd(path: Path, dataset: str, run_id: str | None, model: str) -> Pr
     """A DeepEval test run (.deepeval/.latest_run_full.json, test_run_<stamp>.json) → an answer run and a judge run
     of its metricsData; prints the judge run (else answer run) id."""
     return _external_produced(ingest_deepeval(Lake(), path=path, dataset=dataset, run_id=run_id, model=model))
+
+
+def _trace_options(fn):
+    options = [
+        click.option("--dataset", default="production", show_default=True,
+                     help="The dataset the traces' questions land in (one question per trace)."),
+        click.option("--window", default="1d", show_default=True, metavar="30m|6h|1d|7d",
+                     help="The time window a production run covers (UTC, aligned on the epoch)."),
+        click.option("--version-attribute", default=None,
+                     help="The attribute that names the application version (default: OTLP's resource "
+                          "service.version, Langfuse's trace release)."),
+        click.option("--metric", "metrics", multiple=True, metavar="NAME=MIN..MAX[:lower]",
+                     help="An evaluation's scale (default 0..1, higher is better), by its name as the traces write "
+                          "it."),
+        click.option("--label-set", default=None,
+                     help="The human label set of the annotations (default <dataset>_<format>_human)."),
+        click.option("--dry-run", is_flag=True, help="Read and check everything; say what would land; land nothing."),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def _traces_produced(summary: TraceSummary, dry_run: bool) -> Produced:
+    for line in summary.lines():
+        say(("would land: " if dry_run and line.startswith("  ") else "") + line)
+    ids = [r["run_id"] for r in summary.runs]
+    return (ids[0] if len(ids) == 1 else ids), {"run_ids": ids, "dry_run": dry_run, "partitions": len(summary.landed)}
+
+
+VERSION_ATTRIBUTES = {"otlp": "service.version", "langfuse": "release"}
+
+
+def _trace_opts(tool: str, dataset: str, window: str, version_attribute: str | None, metrics: tuple[str, ...],
+                label_set: str | None) -> TraceOptions:
+    return TraceOptions(tool=tool, dataset=dataset, window=parse_window(window),
+                        version_attribute=version_attribute or VERSION_ATTRIBUTES[tool],
+                        declarations=dict(parse_trace_metric(m) for m in metrics), label_set=label_set)
+
+
+@command.command("traces-otlp")
+@produces
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@_trace_options
+def traces_otlp_cmd(paths: tuple[Path, ...], dataset: str, window: str, version_attribute: str | None,
+                    metrics: tuple[str, ...], label_set: str | None, dry_run: bool) -> Produced:
+    """OTLP/JSON files (the Collector's file exporter: spans under the GenAI or OpenInference conventions, and the
+    gen_ai.evaluation.result logs) → production runs: questions, retrieval results, answers and the LLM ledger,
+    judgments, human labels; prints each run's id."""
+    opts = _trace_opts("otlp", dataset, window, version_attribute, metrics, label_set)
+    return _traces_produced(ingest_otlp(Lake(), list(paths), opts, dry_run=dry_run), dry_run)
+
+
+@command.command("traces-langfuse")
+@produces
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@_trace_options
+def traces_langfuse_cmd(paths: tuple[Path, ...], dataset: str, window: str, version_attribute: str | None,
+                        metrics: tuple[str, ...], label_set: str | None, dry_run: bool) -> Produced:
+    """Langfuse blob-storage exports (Parquet or JSONL files, or their folder: observations_v2/ or traces/ +
+    observations/, and scores/) → production runs: questions, retrieval results, answers and the LLM ledger,
+    judgments (EVAL, API scores), human labels (ANNOTATION scores); prints each run's id."""
+    opts = _trace_opts("langfuse", dataset, window, version_attribute, metrics, label_set)
+    return _traces_produced(ingest_langfuse(Lake(), list(paths), opts, dry_run=dry_run), dry_run)

@@ -15,7 +15,7 @@ from support.cli import MODELS_ONLY
 PRODUCING = {"ingest financebench", "ingest beir", "ingest trec-qrels", "ingest trec-run",
              "ingest financebench-answers", "chunk", "index", "retrieve", "answer", "import-answers", "judge",
              "import-human-labels", "generate-qa", "import-inspection", "train-page-scorer", "sweep",
-             "ingest ragas", "ingest deepeval", "calibrate"}
+             "ingest ragas", "ingest deepeval", "calibrate", "ingest traces-otlp", "ingest traces-langfuse"}
 
 
 def every_verb() -> dict[str, click.Command]:

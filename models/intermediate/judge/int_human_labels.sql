@@ -1,6 +1,7 @@
 -- Human labels as a rater: every label of the lake with its answer run's dataset, model and mode, and the label's
--- score normalised on the metric's registry scale, as a judge's ok score is (fct_judge_scores). A label whose
--- metric the registry does not know keeps a null normalised score.
+-- score normalised on the metric's registry scale, as a judge's ok score is (fct_judge_scores): the seed's and the
+-- metrics judge runs declared (int_metric_registry; a production evaluator's metric that people annotate too). A
+-- label whose metric the registry does not know keeps a null normalised score.
 
 with labels as (
 
@@ -33,7 +34,7 @@ metrics as (
         metric,
         scale_min,
         scale_max
-    from {{ ref('metrics') }}
+    from {{ ref('int_metric_registry') }}
 
 ),
 

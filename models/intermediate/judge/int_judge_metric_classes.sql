@@ -5,7 +5,8 @@
 --   the nearest scale point, 1 ("correct with irrelevant content") and 2 both counting as correct;
 -- - every other metric: one class per integer point v of its scale, covering [v - 0.5, v + 0.5) (a continuous score
 --   such as faithfulness 0.6 rounds to the nearest point, halves up).
--- Not-applicable sentinels lie off the scale, so they fall in no class.
+-- Not-applicable sentinels lie off the scale, so they fall in no class. The registry is int_metric_registry's: a
+-- metric declared with an external or production judge run (metric_declarations) has its classes too.
 
 with metrics as (
 
@@ -13,7 +14,7 @@ with metrics as (
         metric,
         scale_min,
         scale_max
-    from {{ ref('metrics') }}
+    from {{ ref('int_metric_registry') }}
     where family = 'judged'
 
 ),

@@ -6,8 +6,11 @@
 --
 -- The label: a retrieval run's retriever, condition, k, question split and the last path component of its embedder
 -- and reranker ("dense · full · k=10 · split test · all-MiniLM-L6-v2"); an answer run's eval mode, model and split,
--- then "over [<its retrieval run's label>]" for a RAG run; a judge run's "judge <model> of [<its answer run's
--- label>]". Parts that are missing are left out (macros/runs/run_labels.sql).
+-- then "over [<its retrieval run's label>]" for a RAG run; a production run (read from traces) also its application
+-- version and time window ("production · gpt-4o-mini · all splits · version 1.0 · window 2026-11-02 00h +24h"); a
+-- judge run's "judge <model> of [<its answer run's label>]". Parts that are missing are left out
+-- (macros/runs/run_labels.sql). app_version, window_start and window_end: a production answer run's own, and its
+-- judge runs' (null for every other run).
 
 with retrieval_runs as (
 
@@ -60,11 +63,16 @@ answer_labelled as (
         nullif(answer_runs.retrieval_run_id, '') as retrieval_run_id,
         coalesce(retrieval_labelled.is_oracle_bound, false)
         or {{ oracle_bound_eval_mode('answer_runs.eval_mode') }} as is_oracle_bound,
+        answer_runs.app_version,
+        answer_runs.window_start,
+        answer_runs.window_end,
         concat_ws(
             ' · ',
             nullif(answer_runs.eval_mode, ''),
             {{ last_path_component('answer_runs.model') }},
-            {{ splits_label('answer_runs.question_splits') }}
+            {{ splits_label('answer_runs.question_splits') }},
+            case when answer_runs.app_version is not null then 'version ' || answer_runs.app_version end,
+            {{ production_window_label('answer_runs.window_start', 'answer_runs.window_end') }}
         ) || case
             when nullif(answer_runs.retrieval_run_id, '') is not null
                 then ' over [' || coalesce(retrieval_labelled.label, answer_runs.retrieval_run_id) || ']'
@@ -85,6 +93,9 @@ judge_labelled as (
         judge_runs.answer_run_id,
         answer_labelled.retrieval_run_id,
         coalesce(answer_labelled.is_oracle_bound, false) as is_oracle_bound,
+        answer_labelled.app_version,
+        answer_labelled.window_start,
+        answer_labelled.window_end,
         'judge ' || coalesce({{ last_path_component('judge_runs.judge_model') }}, '')
         || ' of [' || coalesce(answer_labelled.label, judge_runs.answer_run_id) || ']' as label
     from judge_runs
@@ -106,7 +117,10 @@ final as (
         condition,
         cast(null as string) as model,
         cast(null as string) as eval_mode,
-        is_oracle_bound
+        is_oracle_bound,
+        cast(null as string) as app_version,
+        cast(null as timestamp) as window_start,
+        cast(null as timestamp) as window_end
     from retrieval_labelled
 
     union all
@@ -123,7 +137,10 @@ final as (
         cast(null as string) as condition,
         model,
         eval_mode,
-        is_oracle_bound
+        is_oracle_bound,
+        app_version,
+        window_start,
+        window_end
     from answer_labelled
 
     union all
@@ -140,7 +157,10 @@ final as (
         cast(null as string) as condition,
         model,
         cast(null as string) as eval_mode,
-        is_oracle_bound
+        is_oracle_bound,
+        app_version,
+        window_start,
+        window_end
     from judge_labelled
 
 )
