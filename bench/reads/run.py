@@ -4,7 +4,7 @@
     .venv/bin/python -m bench.reads.run --questions 500 --runs 25     # a quick check
 
 It runs from the checkout as a module: the data and the landing steps are bench/sweeps/run.py's (its synthetic TREC
-dataset, seeded runs of `--results` docs per question, `finrag ingest` two processes at a time, the timed add).
+dataset, seeded runs of `--results` docs per question, the timed add); the bulk lands in this process (`land`).
 
 1. The qrels and runs 1-19 land, one `finrag build`; then run 20 is added and timed: its `finrag ingest trec-run`
    plus `finrag build` (wall), dbt's own elapsed time, the slowest nodes and publishing (the on-run-end hook) from
@@ -63,6 +63,24 @@ def user_finrag(home: Path, *args: str) -> tuple[float, subprocess.CompletedProc
         raise RuntimeError(f"finrag {' '.join(args)} exited {proc.returncode}:\n{proc.stdout[-2000:]}\n"
                            f"{proc.stderr[-2000:]}")
     return wall, proc
+
+
+def land(home: Path, work: Path, data: sweeps.Dataset, runs: range, last: int, n_results: int) -> float:
+    """The bulk (not timed as a step): bench/sweeps' runs, written by its generator and landed by the function
+    `finrag ingest trec-run` calls, one after the other in this process. The same rows land, without an
+    interpreter's start-up and imports per run (7 CPU-seconds each here: 12 CPU-minutes over 100 runs)."""
+    from python_jobs.core.lake import Lake
+    from python_jobs.sources.trec import ingest_trec_run
+
+    t0 = time.perf_counter()
+    for i in runs:
+        path = work / f"{sweeps.run_id(i)}.trec"
+        data.write_run(path, i, sweeps.quality(i, last), n_results)
+        ingest_trec_run(Lake(home), path=path, dataset=DATASET, run_id=sweeps.run_id(i), fmt="trec",
+                        only_known_questions=False)
+        path.unlink()
+        sweeps.log(f"  landed {sweeps.run_id(i)} ({time.perf_counter() - t0:.0f}s)")
+    return time.perf_counter() - t0
 
 
 def publishing_seconds(run_results: dict) -> float:
@@ -159,12 +177,21 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3, help="each read's runs (the median is reported)")
     ap.add_argument("--home", type=Path, default=Path("/tmp/finrag-readsbench"),
                     help="the warehouse (emptied first) and the work files")
-    ap.add_argument("--jobs", type=int, default=2, help="ingest processes at once while landing the bulk")
     ap.add_argument("--reuse", type=int, metavar="N",
                     help="keep --home as an earlier run of this bench left it (same --questions and --results), "
                          "build it (timed: the first build after a code change), add run N and time it, then the "
                          "reads at N runs: the same warehouse before and after a change")
+    ap.add_argument("--reads-only", type=int, metavar="N",
+                    help="only the reads, on the warehouse of --home as an earlier run left it (N runs, the newest "
+                         "run N)")
     args = ap.parse_args()
+    if args.reads_only is not None:
+        print(f"date {time.strftime('%Y-%m-%d %H:%M')}  {sweeps.load()}  reads at {args.reads_only} runs (wall of "
+              f"the whole process, median of {args.repeats})", flush=True)
+        print_reads(reads(args.home / "warehouse", args.home / "files", args.reads_only, args.repeats),
+                    args.reads_only)
+        print(f"[{sweeps.load()}]")
+        return
     if args.reuse is None and args.runs < 21:
         sys.exit("--runs must be at least 21 (the first measured add is the 20th run)")
     home, work = args.home / "warehouse", args.home / "files"
@@ -196,12 +223,12 @@ def main() -> None:
     data.write_qrels(work / "qrels.txt")
     sweeps.finrag(home, "ingest", "trec-qrels", str(work / "qrels.txt"), "--dataset", DATASET)
 
-    w_land = sweeps.land(home, work, data, range(1, 20), last, args.results, args.jobs)
+    w_land = land(home, work, data, range(1, 20), last, args.results)
     print(f"landed runs 1-19 in {w_land:.1f}s  [{sweeps.load()}]", flush=True)
     sweeps.timed_build(home, "19 runs")
     small = add_a_run(home, work, data, 20, last, args.results)
 
-    w_land = sweeps.land(home, work, data, range(21, args.runs + 1), last, args.results, args.jobs)
+    w_land = land(home, work, data, range(21, args.runs + 1), last, args.results)
     print(f"landed runs 21-{args.runs} in {w_land:.1f}s  [{sweeps.load()}]", flush=True)
     sweeps.timed_build(home, f"{args.runs} runs")
     large = add_a_run(home, work, data, last, last, args.results)
