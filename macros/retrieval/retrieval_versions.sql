@@ -269,3 +269,18 @@ delete from {{ this }} where pair_key not in (select pair_key from {{ ref('int_r
         group by retrieval_run_id
     ) as prompted on versions.run_id = prompted.retrieval_run_id
 {% endmacro %}
+
+
+{% macro first_gold_run_versions() %}
+{#-
+    A select of each retrieval run's version in mart_drilldown_first_gold_ranks (run_id, run_version): its versions
+    in the two models it reads, fct_retrieval_results_judged and fct_retrieval_question_scores, each with this
+    model's code (upstream_run_versions).
+-#}
+    select
+        shown.run_id,
+        md5(shown.run_version || '|' || coalesce(scores.run_version, '')) as run_version
+    from ({{ upstream_run_versions(ref('fct_retrieval_results_judged')) }}) as shown
+    left join ({{ upstream_run_versions(ref('fct_retrieval_question_scores')) }}) as scores
+        on shown.run_id = scores.run_id
+{% endmacro %}
