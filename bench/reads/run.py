@@ -41,6 +41,7 @@ DATASET = sweeps.DATASET
 GATE = """\
 dataset: {dataset}
 kind: retrieval
+baseline: best
 min_questions: 10
 slices: [dataset, question_type, doc_type]
 metrics:
@@ -107,7 +108,7 @@ def sql_rows(home: Path, query: str) -> list[dict]:
 
 def reads(home: Path, work: Path, last: int, repeats: int) -> list[tuple[str, float, str]]:
     """Each read's median wall over `repeats`, with what it answered."""
-    new, other = sweeps.run_id(last), sweeps.run_id(21)
+    new, other = sweeps.run_id(last), sweeps.run_id(21 if last > 21 else 1)  # a pair no model compares
     family = sql_rows(home, f"select granularity, best_run_id from mart_run_vs_best where dataset = '{DATASET}' "
                             f"and metric = '{sweeps.METRIC}' and k = {sweeps.K} and run_id = '{new}' "
                             "order by granularity limit 1")[0]
