@@ -63,11 +63,17 @@ def show_dataframe(frame: pl.DataFrame, key: str | None = None, height: int | st
                  width="stretch")
 
 
+# oracle bounds' reference lines (ranked_chart)
+BOUND_COLOUR = "#b45309"
+
+
 def ranked_chart(frame: pl.DataFrame, value: str, label: str, title: str, intervals: bool = False,
-                 domain: tuple[float, float] | None = (0, 1)) -> alt.LayerChart | alt.Chart:
+                 domain: tuple[float, float] | None = (0, 1),
+                 bounds: pl.DataFrame | None = None) -> alt.LayerChart | alt.Chart:
     """Runs as dots on one metric, sorted best first (frame rows already in that order), one row per run, labelled;
     with intervals, a rule from ci_low to ci_high beside each dot (null: none); a tied_with_best column colours the
-    runs tied with the best."""
+    runs tied with the best. `bounds` (the same columns): oracle runs, upper bounds drawn as dashed reference lines
+    across the chart at their value, each named, never as contenders' bars."""
     data_ = frame.to_pandas()
     order = frame[label].to_list()
     scale = alt.Scale(domain=list(domain)) if domain else alt.Scale(zero=False)
@@ -87,7 +93,21 @@ def ranked_chart(frame: pl.DataFrame, value: str, label: str, title: str, interv
     layers = [dots, labels]
     if intervals and "ci_low" in data_.columns:
         layers.append(base.mark_rule(strokeWidth=2, color="black").encode(x="ci_low:Q", x2="ci_high:Q"))
-    return alt.layer(*layers).properties(height=alt.Step(26))
+    if bounds is not None and not bounds.is_empty():
+        marks = alt.Chart(bounds.select(label, value).to_pandas()).encode(
+            x=alt.X(f"{value}:Q", scale=scale), tooltip=[label, alt.Tooltip(f"{value}:Q", format=f".{DECIMALS}f")])
+        layers.append(marks.mark_rule(strokeDash=[6, 4], strokeWidth=2, color=BOUND_COLOUR))
+        # the name above the plot (clear of the bars), left of the line: a bound sits near the top of the scale
+        layers.append(marks.mark_text(align="right", dx=-4, y=-4, baseline="bottom", color=BOUND_COLOUR)
+                      .encode(text=f"{label}:N"))
+    chart = alt.layer(*layers)
+    if "sweep" in data_.columns and data_["sweep"].notna().any():
+        # a sweep's runs one series: a diamond in the sweep's colour at each of its runs' values
+        swept = base.transform_filter("isValid(datum.sweep)").mark_point(shape="diamond", filled=True, size=110) \
+            .encode(x=alt.X(f"{value}:Q"), color=alt.Color("sweep:N", title="sweep", legend=alt.Legend(
+                orient="bottom", labelLimit=400)), tooltip=tooltip)
+        chart = alt.layer(chart, swept).resolve_scale(color="independent")
+    return chart.properties(height=alt.Step(26))
 
 
 def show_trust(trust: pl.DataFrame, name: Callable[[dict[str, Any]], str]) -> None:
@@ -135,6 +155,142 @@ def run_choices(labels: dict[str, str], runs: pl.DataFrame, *tags: str) -> dict[
     columns in brackets ("...  [retrieval, demo_synthetic]")."""
     return {r["run_id"]: f"{common.run_label(labels, r['run_id'])}  [{', '.join(str(r[t]) for t in tags)}]"
             for r in runs.iter_rows(named=True)}
+
+
+DEFAULT_TOP = 3  # runs a picker holds by default: the page's best ones (a chart of a hundred runs is unreadable)
+ANY = "(any)"
+NO_SWEEP = "(in no sweep)"
+
+
+def run_sweeps(catalog: common.RunCatalog) -> dict[str, tuple[str, str]]:
+    """run id -> (its sweep, its setting of the sweep's parameters) for the runs of a sweep (catalog.sweeps); a run of
+    two sweeps (a shared baseline) is named by the first."""
+    return {r["run_id"]: (r["sweep_id"], r["setting"])
+            for r in catalog.sweeps.unique("run_id", keep="first", maintain_order=True).iter_rows(named=True)}
+
+
+def run_names(catalog: common.RunCatalog, run_ids: Sequence[str], with_label: bool = False) -> dict[str, str]:
+    """How charts (and, with_label, the picker's chips) name runs: a sweep's run by its setting, the parameters the
+    sweep varies (`chunk_size=128, retriever=bm25`; with_label after its dim_runs label), any other run by its
+    dim_runs label; the id only where two names coincide."""
+    labels, sweeps = catalog.labels, run_sweeps(catalog)
+    def name(r: str) -> str:
+        if r not in sweeps:
+            return labels.get(r, r)
+        return f"{labels.get(r, r)} · {sweeps[r][1]}" if with_label else sweeps[r][1]
+    names = {r: name(r) for r in run_ids}
+    counts: dict[str, int] = {}
+    for n in names.values():
+        counts[n] = counts.get(n, 0) + 1
+    return {r: (f"{n}  ({r})" if counts[n] > 1 else n) for r, n in names.items()}
+
+
+def series_column(catalog: common.RunCatalog, names: dict[str, str], column: str = "run_id") -> list[pl.Expr]:
+    """The columns a chart of many runs draws them by: `run` (run_names) and `series`, a sweep's runs one series (the
+    sweep's id), any other run its own (its name)."""
+    sweeps = run_sweeps(catalog)
+    return [pl.col(column).replace_strict(names, default=pl.col(column)).alias("run"),
+            pl.col(column).map_elements(lambda r: sweeps[r][0] if r in sweeps else names.get(r, r),
+                                        return_dtype=pl.String).alias("series")]
+
+
+def _picked_from_url(options: Sequence[str]) -> list[str]:
+    """The URL's `?runs=A,B` that are among `options` (a link's runs)."""
+    named = [r for r in (st.query_params.get("runs") or "").split(",") if r]
+    return [r for r in named if r in options]
+
+
+def run_picker(catalog: common.RunCatalog, run_ids: Sequence[str], key: str, ranking: pl.DataFrame | None = None,
+               default: Sequence[str] | None = None, metric_label: str = "the page's metric",
+               label: str = "Runs") -> list[str]:
+    """The one run picker: of `run_ids` (the runs the page can show), the ones it shows. Filters by dataset, sweep
+    (catalog.sweeps: mart_sweep_runs), kind (retrieval / answer / judge) and text (in the run's label, id, sweep or
+    setting); each selector appears when the runs offer a choice. Without `default`, it holds the URL's `?runs=` among
+    them, else the best N of each dataset (`Top N`: `?top=`, else DEFAULT_TOP; 0 = every run) in `ranking`'s order
+    (rows of run_id, dataset, rank_in_family and is_oracle_bound: mart_run_vs_best's rank of the family on the
+    page's metric; the oracle bounds, never the best, are held beside the N as the reference lines), else the first
+    N; with `default` (a page that reads the URL itself, e.g. the drill-down with the runs a linked run was
+    made from), those. A new filter, N or ranking starts again from the default. Returns the runs picked, in the
+    picker's order (the default's: best first where ranked; a run added by hand last)."""
+    runs = catalog.runs.filter(pl.col("run_id").is_in(list(run_ids)))
+    labels = catalog.labels
+    sweeps = catalog.sweeps.filter(pl.col("run_id").is_in(list(run_ids)))
+    datasets_ = sorted(runs["dataset"].drop_nulls().unique().to_list())
+    kinds = runs["kind"].unique(maintain_order=True).to_list()
+    sweep_ids = sweeps["sweep_id"].unique(maintain_order=True).to_list()
+    # the selectors the runs offer a choice in, side by side; each one's default from the URL (?dataset=, ?sweep=,
+    # ?kind=, ?q=, ?top=), like every selector
+    shown_filters = [len(datasets_) > 1, bool(sweep_ids), len(kinds) > 1, True, default is None]
+    widths = [w for w, on in zip([2, 3, 2, 3, 1], shown_filters, strict=True) if on]
+    cols = iter(st.columns(widths))
+    dataset = sweep = kind = ANY
+    if len(datasets_) > 1:
+        with next(cols):
+            dataset = pick("Dataset", [ANY, *datasets_], key=f"{key}_dataset", param="dataset")
+    if sweep_ids:
+        with next(cols):
+            sweep = pick("Sweep", [ANY, *sweep_ids, NO_SWEEP], key=f"{key}_sweep", param="sweep")
+    if len(kinds) > 1:
+        with next(cols):
+            kind = pick("Kind", [ANY, *kinds], key=f"{key}_kind", param="kind")
+    with next(cols):
+        text = st.text_input("Filter runs by text", key=f"{key}_text", value=st.query_params.get("q") or "",
+                             placeholder="label, id, sweep or setting")
+    top = 0
+    if default is None:
+        with next(cols):
+            wanted = st.query_params.get("top")
+            top = st.number_input("Top N", min_value=0, step=1, key=f"{key}_top",
+                                  value=int(wanted) if wanted and wanted.isdigit() else DEFAULT_TOP,
+                                  help=f"The best N runs of each dataset by {metric_label} (0: every run)")
+    settings = sweeps.group_by("run_id", maintain_order=True).agg(pl.col("sweep_id"), pl.col("setting"))
+    in_sweeps = {r["run_id"]: (r["sweep_id"], r["setting"]) for r in settings.iter_rows(named=True)}
+    of_run = {r["run_id"]: r for r in runs.iter_rows(named=True)}
+    needle = text.strip().lower()
+    keep = []
+    for r in run_ids:
+        row = of_run.get(r, {})
+        its_sweeps, its_settings = in_sweeps.get(r, ([], []))
+        haystack = " ".join([r, labels.get(r, ""), *its_sweeps, *its_settings]).lower()
+        if ((dataset == ANY or row.get("dataset") == dataset) and (kind == ANY or row.get("kind") == kind)
+                and (sweep == ANY or (sweep == NO_SWEEP and not its_sweeps) or sweep in its_sweeps)
+                and needle in haystack):
+            keep.append(r)
+    # best first where ranked: the ranking's order, then the runs it does not rank
+    ranked: list[str] = []
+    if ranking is not None and not ranking.is_empty():
+        order = ranking.filter(pl.col("run_id").is_in(keep) & pl.col("rank_in_family").is_not_null()) \
+            .sort("rank_in_family", "dataset", "run_id")
+        ranked = order["run_id"].unique(maintain_order=True).to_list()
+    options = ranked + [r for r in keep if r not in ranked]
+    if default is not None:
+        chosen = [r for r in default if r in options]
+    else:
+        if ranking is not None and not ranking.is_empty():
+            # the best N contenders; the oracle bounds (is_oracle_bound: runs that saw the gold evidence, never the
+            # best) are reference lines beside them, not among the N
+            bound = pl.col("is_oracle_bound") if "is_oracle_bound" in order.columns else pl.lit(False)
+            contenders = order.filter(~bound)
+            best = contenders.group_by("dataset", maintain_order=True).head(top) if top else contenders
+            chosen = [*best["run_id"].unique(maintain_order=True), *order.filter(bound)["run_id"].unique(
+                maintain_order=True)] or options[:top or None]
+        else:
+            chosen = options[:top] if top else options
+        chosen = _picked_from_url(options) or chosen
+    # chips say what the run is (a sweep's run its setting too); the id only where two runs share a name
+    shown = run_names(catalog, options, with_label=True)
+    # the picked runs follow the filters: a new filter, N or ranking starts from its default again
+    signature = (tuple(options), tuple(chosen))
+    if st.session_state.get(f"{key}__signature") != signature:
+        st.session_state[f"{key}__signature"] = signature
+        st.session_state[key] = chosen
+    picked = st.multiselect(label, options, key=key, format_func=shown.get)
+    st.caption(f"{len(picked)} shown of {len(options)} runs after the filters ({len(run_ids)} in all)"
+               + (f"; by default the best {top} of each dataset by {metric_label}, and the oracle bounds"
+                  if ranking is not None and top else "") + ".")
+    if sweep not in (ANY, NO_SWEEP):
+        page_link("sweeps", f"Sweep {sweep}: each parameter's effect", {"sweep": sweep}, icon=":material/tune:")
+    return [r for r in picked if r in options]
 
 
 def pick(label: str, options: Sequence[Any], key: str, param: str | None = None,

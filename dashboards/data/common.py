@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import polars as pl
 
@@ -69,6 +70,45 @@ def run_labels(home: Path) -> dict[str, str]:
     model and retrieval run; a judge run's model and answer run): dim_runs. Empty before a build publishes it."""
     frame = query(home, "select run_id, label from dim_runs", marts=["dim_runs"])
     return {} if frame is None else dict(frame.rows())
+
+
+class RunCatalog(NamedTuple):
+    """What the run picker (ui.run_picker) filters, ranks and labels runs by: every run (dim_runs: id, kind, dataset,
+    label) and the sweeps runs are part of (mart_sweep_runs: sweep id, dataset, and the run's setting of the sweep's
+    parameters, e.g. `chunk_size=128, retriever=bm25`)."""
+    runs: pl.DataFrame
+    sweeps: pl.DataFrame
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """run id -> its dim_runs label (what run_labels reads)."""
+        return dict(zip(self.runs["run_id"], self.runs["label"], strict=True))
+
+
+def run_catalog(home: Path) -> RunCatalog:
+    """Every run with its kind, dataset and label (dim_runs), and each run's sweeps with its setting
+    (mart_sweep_runs: a run of a sweep with a score; a run can be part of two sweeps, e.g. as a baseline). Empty
+    frames before a build publishes them."""
+    runs = query(home, "select run_id, kind, dataset, label from dim_runs order by dataset, kind, run_id",
+                 marts=["dim_runs"])
+    sweeps = query(home, """
+        select distinct sweep_id, dataset as sweep_dataset, run_id, setting
+        from mart_sweep_runs
+        order by sweep_id, run_id
+    """, marts=["mart_sweep_runs"])
+    if runs is None:
+        runs = pl.DataFrame(schema={"run_id": pl.String, "kind": pl.String, "dataset": pl.String, "label": pl.String})
+    if sweeps is None:
+        sweeps = pl.DataFrame(schema={"sweep_id": pl.String, "sweep_dataset": pl.String, "run_id": pl.String,
+                                      "setting": pl.String})
+    return RunCatalog(runs, sweeps)
+
+
+def oracle_bounds(home: Path) -> set[str]:
+    """The runs that saw the gold evidence (dim_runs.is_oracle_bound, the rules' oracle_bounds): upper bounds a
+    leaderboard draws as reference lines, never contenders for its best."""
+    frame = query(home, "select run_id from dim_runs where is_oracle_bound order by run_id", marts=["dim_runs"])
+    return set() if frame is None else set(frame["run_id"].to_list())
 
 
 def run_label(labels: dict[str, str], run_id: str) -> str:

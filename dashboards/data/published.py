@@ -6,16 +6,29 @@ file is never opened, so the dashboard can never hold the lock `dbt build` needs
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from python_jobs.core.config import warehouse_home
-from python_jobs.marts.published import EXPORTS_SUBDIR, PublishError, published_connection, read_manifest
+from python_jobs.marts.published import (
+    EXPORTS_SUBDIR,
+    PublishError,
+    published_connection,
+    published_state,
+    read_manifest,
+)
 
 EXPORTS = EXPORTS_SUBDIR
+# the reads of the published state being served, so a page opened again (or rerun by a widget) reads no Parquet and
+# no manifest: keyed by the state's identity (published_state), so a new build's reads are new ones
+CACHED_READS = 512
+_reads: OrderedDict[Hashable, pl.DataFrame | None] = OrderedDict()
+_reads_lock = threading.Lock()
 
 
 def home_path(home: str | os.PathLike[str] | None = None) -> Path:
@@ -46,12 +59,23 @@ def export_manifest(home: Path) -> dict[str, Any] | None:
 def query(home: Path, sql: str, params: Sequence[object] | None = None,
           marts: Iterable[str] = ()) -> pl.DataFrame | None:
     """Run `sql` over views named after the marts (the Parquet files the published manifest names). None when a
-    mart is not published (or the published state is stale)."""
+    mart is not published (or the published state is stale). The same read of the same published state is answered
+    from memory (the last CACHED_READS reads; frames are never changed in place)."""
+    key = (str(home), published_state(home), sql, tuple(params or ()), tuple(marts))
+    with _reads_lock:
+        if key in _reads:
+            _reads.move_to_end(key)
+            return _reads[key]
     try:
         with published_connection(home, marts) as con:
-            return con.sql(sql, params=list(params or [])).pl()
+            frame = con.sql(sql, params=list(params or [])).pl()
     except PublishError:
-        return None
+        frame = None
+    with _reads_lock:
+        _reads[key] = frame
+        while len(_reads) > CACHED_READS:
+            _reads.popitem(last=False)
+    return frame
 
 
 def in_list(column: str, values: Sequence[str] | None) -> tuple[str, list[str]]:

@@ -12,11 +12,11 @@ from dashboards.data import common
 from dashboards.data import drilldown as data
 
 SNIPPET = 300
-DEFAULT_RUNS = 3  # retrieval runs shown when the URL names none: a page per run stacked is unreadable
 
 home = ui.page("Drill-down")
 everything = ui.require(data.questions(home), home, "questions")
-labels = common.run_labels(home)
+catalog = common.run_catalog(home)
+labels = catalog.labels
 wanted = st.query_params.get("question_id")
 wanted_dataset = everything.filter(pl.col("question_id") == wanted)["dataset"].to_list() if wanted else []
 cols = st.columns([1, 3])
@@ -61,14 +61,14 @@ from_url = data.with_ancestors(parents, named)
 # without a link: the retrieval runs answer runs answered over first (their chunks went into prompts), then others
 used = data.with_ancestors(parents, answer_runs)
 by_use = [r for r in retrieval_runs if r in used] + [r for r in retrieval_runs if r not in used]
-default_retrieval = [r for r in from_url if r in retrieval_runs] or by_use[:DEFAULT_RUNS]
+default_retrieval = [r for r in from_url if r in retrieval_runs] or by_use[:ui.DEFAULT_TOP]
 default_answers = [r for r in from_url if r in answer_runs] or answer_runs
 with st.expander(f"Runs shown: {len(default_retrieval)} of {len(retrieval_runs)} retrieval runs, "
                  f"{len(default_answers)} of {len(answer_runs)} answer runs", expanded=not named):
-    shown_retrieval = st.multiselect("Retrieval runs", retrieval_runs, default=default_retrieval,
-                                     key="retrieval_runs", format_func=lambda r: common.run_label(labels, r))
-    shown_answers = st.multiselect("Answer runs", answer_runs, default=default_answers, key="answer_runs",
-                                   format_func=lambda r: common.run_label(labels, r))
+    # the one run picker (by kind, dataset, sweep, text); its default the runs above
+    shown = ui.run_picker(catalog, by_use + answer_runs, "runs", default=default_retrieval + default_answers)
+shown_retrieval = [r for r in shown if r in retrieval_runs]
+shown_answers = [r for r in shown if r in answer_runs]
 
 st.header("Retrieval")
 if chunks is None or chunks.is_empty():
@@ -80,7 +80,8 @@ else:
                "chunk is relevant (named by the gold evidence, or covering a gold page of the gold document); page = "
                "it covers a gold page; doc = its document is a gold document; in prompt = an answer run of this "
                "retrieval run put it into the prompt.")
-    ranks = data.first_gold_ranks(home, dataset, question_id).with_columns(ui.run_column(labels))
+    ranks = data.first_gold_ranks(home, dataset, question_id).filter(pl.col("run_id").is_in(shown_retrieval)) \
+        .with_columns(ui.run_column(labels))
     ui.show_table(ranks.select("run", *(f"first_gold_{g}" for g in common.granularities(home)), "hits", "results",
                                "run_id"))
     shown_counts = {r["run_id"]: r for r in ranks.iter_rows(named=True)}  # hits and results, counted once

@@ -22,41 +22,50 @@ if not all_datasets:
 registry = common.metric_registry(home)
 metric_labels = dict(zip(registry["metric"], registry["label"], strict=True))
 higher_is_better = dict(zip(registry["metric"], registry["higher_is_better"], strict=True))
-labels = common.run_labels(home)
+catalog = common.run_catalog(home)
+labels = catalog.labels
+bounds = common.oracle_bounds(home)  # runs that saw the gold evidence: reference lines, not contenders
 chosen = st.multiselect("Datasets", all_datasets, default=all_datasets, key="datasets")
 
 
-def run_filter(frame: pl.DataFrame, key: str, column: str = "run_id") -> tuple[pl.DataFrame, list[str]]:
-    """A multiselect of the frame's runs shown (all by default): long lists of runs are cut to the ones being
-    compared. The frame's rows of the runs shown, and those runs."""
+def run_filter(frame: pl.DataFrame, key: str, versus: pl.DataFrame | None, metric_label: str, label: str,
+               column: str = "run_id") -> tuple[pl.DataFrame, list[str]]:
+    """The run picker (ui.run_picker) over the frame's runs: by default the best few of each dataset on the chosen
+    metric (mart_run_vs_best's rank in the family). The frame's rows of the runs shown, and those runs."""
     run_ids = frame[column].unique(maintain_order=True).to_list()
-    # chips say what the run is; the id only where two runs share a label (the same configuration re-run)
-    shown = [labels.get(r, r) for r in run_ids]
-    chip = {r: (common.run_label(labels, r) if shown.count(labels.get(r, r)) > 1 else labels.get(r, r))
-            for r in run_ids}
-    picked = st.multiselect("Runs", run_ids, default=run_ids, key=key, format_func=chip.get) or run_ids
+    picked = ui.run_picker(catalog, run_ids, key, ranking=versus, metric_label=metric_label, label=label)
     return frame.filter(pl.col(column).is_in(picked)), picked
 
 
 def ranked(frame: pl.DataFrame, metric: str, title: str, versus: pl.DataFrame | None = None,
            compare: dict[str, str] | None = None, key: str = "") -> None:
     """The runs on one metric, best first, as a chart; the best run's number as a tile; with `versus`
-    (data.versus_best), each run's interval against its family's best and the tied ones marked, then the table."""
+    (data.versus_best), each run's interval against its family's best and the tied ones marked, then the table.
+    Oracle bounds (runs that saw the gold evidence, dim_runs) are dashed reference lines, never the best."""
     scored = frame.filter(pl.col(metric).is_not_null())
     if scored.is_empty():
         st.info(f"No run of this selection has a {metric_labels.get(metric, metric)} value.")
         return
     scored = scored.sort(metric, descending=higher_is_better.get(metric, True))
+    versus = versus.filter(pl.col("run_id").is_in(scored["run_id"].to_list())) if versus is not None else None
+    # a sweep's run named by its setting, a diamond in its sweep's colour; two runs of one name keep their ids
+    names = ui.run_names(catalog, scored["run_id"].to_list())
+    sweeps = ui.run_sweeps(catalog)
     chart_frame = scored.select(
         pl.col("run_id"),
-        ui.run_column(labels),
+        pl.col("run_id").replace_strict(names).alias("run"),
+        pl.col("run_id").replace_strict({r: s for r, (s, _) in sweeps.items()}, default=None, return_dtype=pl.String)
+        .alias("sweep"),
+        pl.col("run_id").replace_strict(labels, default=pl.col("run_id")).alias("label"),
         pl.col(metric).alias("mean"))
-    # two runs with one label (the same configuration re-run): keep them apart
-    duplicated = chart_frame["run"].is_duplicated()
-    chart_frame = chart_frame.with_columns(
-        pl.when(duplicated).then(pl.format("{} ({})", "run", "run_id")).otherwise("run").alias("run"))
+    is_bound = pl.col("run_id").is_in(sorted(bounds))
+    bound_lines, chart_frame = chart_frame.filter(is_bound), chart_frame.filter(~is_bound)
+    bound_runs, scored = scored.filter(is_bound), scored.filter(~is_bound)
+    if scored.is_empty():
+        st.info(f"Every run of this selection with a {metric_labels.get(metric, metric)} value is an oracle bound "
+                "(it saw the gold evidence): there is no contender to rank.")
+        return
     intervals = False
-    versus = versus.filter(pl.col("run_id").is_in(scored["run_id"].to_list())) if versus is not None else None
     if versus is not None and not versus.is_empty():
         # drawn where the best would be: its mean + the interval of (run − best); display arithmetic only
         chart_frame = chart_frame.join(
@@ -66,7 +75,11 @@ def ranked(frame: pl.DataFrame, metric: str, title: str, versus: pl.DataFrame | 
         intervals = chart_frame["ci_low"].is_not_null().any()
     top = scored.row(0, named=True)
     st.metric(f"Best: {common.run_label(labels, top['run_id'])}", ui.fmt(top[metric]))
-    st.altair_chart(ui.ranked_chart(chart_frame, "mean", "run", title, intervals=intervals), width="stretch")
+    st.altair_chart(ui.ranked_chart(chart_frame, "mean", "run", title, intervals=intervals, bounds=bound_lines),
+                    width="stretch")
+    if not bound_lines.is_empty():
+        st.caption("Dashed lines: oracle bounds - runs that saw the gold evidence (an oracle condition, or an answer "
+                   "run built on one), the upper bounds the contenders are measured against, never the best.")
     if compare is not None and scored.height > 1:
         # the way to "why": a run against the best one, question by question (flipped questions link on to the
         # drill-down)
@@ -78,6 +91,15 @@ def ranked(frame: pl.DataFrame, metric: str, title: str, versus: pl.DataFrame | 
             ui.page_link("run_vs_run", f"{common.run_label(labels, r['run_id'])} vs the best",
                          {"a": r["run_id"], "b": top["run_id"], "metric": metric, **compare},
                          icon=":material/compare_arrows:")
+    if compare is not None and not bound_runs.is_empty():
+        # how much a retriever leaves on the table: the best contender against each bound, question by question
+        st.markdown("**How far below the bound?** Compare the best run with each oracle bound, question by question:")
+        if "dataset" in bound_runs.columns:
+            bound_runs = bound_runs.filter(pl.col("dataset") == top["dataset"])
+        for r in bound_runs.head(MAX_COMPARE_LINKS).iter_rows(named=True):
+            ui.page_link("run_vs_run", f"the best vs the oracle bound {common.run_label(labels, r['run_id'])}",
+                         {"a": top["run_id"], "b": r["run_id"], "metric": metric, **compare},
+                         icon=":material/vertical_align_top:")
     if versus is not None and not versus.is_empty():
         st.caption("Black rule: the best run's mean + the 95 % bootstrap interval of (this run − the best run) over "
                    "the questions both were scored on; the best is the family's (the dataset's runs of this kind on "
@@ -85,7 +107,8 @@ def ranked(frame: pl.DataFrame, metric: str, title: str, versus: pl.DataFrame | 
                    "Tied: Tukey's HSD cannot tell the run from the best (mart_run_vs_best).")
         ui.show_dataframe(versus.with_columns(
             ui.run_column(labels),
-            pl.when(pl.col("tied_with_best")).then(pl.lit("tied with the best")).otherwise(pl.lit(""))
+            pl.when(pl.col("is_oracle_bound")).then(pl.lit("oracle bound"))
+            .when(pl.col("tied_with_best")).then(pl.lit("tied with the best")).otherwise(pl.lit(""))
             .alias("vs_best"))
             .select("run", "vs_best", "mean", "delta_vs_best", "ci_low", "ci_high", "p_randomization", "p_holm",
                     "p_tukey", "rank_in_family", "n_runs_in_family", "n_questions_shared", "best_run_id",
@@ -119,30 +142,34 @@ else:
     if board is None or board.is_empty():
         ui.empty_state(home, "retrieval", datasets=chosen)
     else:
-        board, shown_runs = run_filter(board, "retrieval_runs")
         # the granularity the metric's values are at on this board: its own for doc_rec / page_rec
         metric_granularity = data.board_metric_granularity(home, metric, granularity) or granularity
         title = f"{metric_labels.get(metric, metric)}@{k} ({metric_granularity} level)"
         versus = data.versus_best(home, "retrieval", metric, metric_granularity, k, chosen)
+        board, shown_runs = run_filter(board, "retrieval_runs", versus, title, "Retrieval runs")
         st.subheader(title)
         ranked(board, metric, title, versus, compare={"granularity": metric_granularity, "k": str(k)},
                key="retrieval")
         curves = data.retrieval_metric_by_k(home, metric, granularity, chosen)
         if curves is not None and curves.filter(pl.col("run_id").is_in(shown_runs))["k"].n_unique() > 1:
-            curves = curves.filter(pl.col("run_id").is_in(shown_runs)).with_columns(ui.run_column(labels))
+            curves = curves.filter(pl.col("run_id").is_in(shown_runs)).with_columns(
+                ui.series_column(catalog, ui.run_names(catalog, shown_runs)))
             st.subheader(f"{metric_labels.get(metric, metric)} against k ({metric_granularity} level)")
+            st.caption("One colour per series: a sweep's runs are one series (each run named by its setting), any "
+                       "other run its own.")
             st.altair_chart(
                 alt.Chart(curves.to_pandas()).mark_line(point=True).encode(
                     x=alt.X("k:O", title="k", axis=alt.Axis(labelAngle=0)),
                     y=alt.Y("mean:Q", title=metric_labels.get(metric, metric)),
-                    color=alt.Color("run:N", legend=alt.Legend(orient="bottom", columns=1, labelLimit=600)),
-                    tooltip=["run", "run_id", "k", alt.Tooltip("mean:Q", format=f".{ui.DECIMALS}f"),
+                    color=alt.Color("series:N", legend=alt.Legend(orient="bottom", columns=1, labelLimit=600)),
+                    detail="run_id:N",
+                    tooltip=["run", "series", "run_id", "k", alt.Tooltip("mean:Q", format=f".{ui.DECIMALS}f"),
                              "n_questions"]).properties(height=280),
                 width="stretch")
         overlap = data.evidence_overlap(home, chosen)
         if overlap is not None and overlap.filter(pl.col("run_id").is_in(shown_runs)).height:
             overlap = overlap.filter(pl.col("run_id").is_in(shown_runs)).with_columns(
-                ui.run_column(labels),
+                *ui.series_column(catalog, ui.run_names(catalog, shown_runs)),
                 pl.col("metric").replace_strict(metric_labels, default=pl.col("metric")).alias("measure"))
             st.subheader("Evidence overlap against k")
             st.caption("How much of the gold evidence text the top-k chunks carry: the mean over questions with "
@@ -150,10 +177,11 @@ else:
             st.altair_chart(
                 alt.Chart(overlap.to_pandas()).mark_line(point=True).encode(
                     x=alt.X("k:O", title="k", axis=alt.Axis(labelAngle=0)), y=alt.Y("mean:Q", title=None),
-                    color=alt.Color("run:N", legend=alt.Legend(orient="bottom", columns=1, labelLimit=600)),
-                    column=alt.Column("measure:N", title=None),
-                    tooltip=["run", "run_id", "measure", "k", alt.Tooltip("mean:Q", format=f".{ui.DECIMALS}f"),
-                             "n_questions"]).properties(width=420, height=260))
+                    color=alt.Color("series:N", legend=alt.Legend(orient="bottom", columns=1, labelLimit=600)),
+                    detail="run_id:N", column=alt.Column("measure:N", title=None),
+                    tooltip=["run", "series", "run_id", "measure", "k",
+                             alt.Tooltip("mean:Q", format=f".{ui.DECIMALS}f"), "n_questions"])
+                .properties(width=420, height=260))
         st.subheader("Every retrieval metric")
         st.caption("".join(f"{m} = {label}@{k} ({g} level); " for m, g, label in own)
                    + f"the other metrics @{k} at {granularity} level. Means over the questions each run retrieved "
@@ -166,12 +194,14 @@ generation = data.generation_leaderboard(home, chosen)
 if generation is None or generation.is_empty():
     ui.empty_state(home, "generation", datasets=chosen)
 else:
-    generation, shown_runs = run_filter(generation, "generation_runs")
     lexical = common.metric_names(home, "lexical")
     lexical_metric = ui.pick("Metric", lexical, key="generation_metric", param="generation_metric",
                              default="rouge_l", format_func=lambda m: metric_labels.get(m, m))
-    ranked(generation, lexical_metric, metric_labels.get(lexical_metric, lexical_metric),
-           data.versus_best(home, "generation", lexical_metric, None, None, chosen), compare={}, key="generation")
+    versus = data.versus_best(home, "generation", lexical_metric, None, None, chosen)
+    generation, shown_runs = run_filter(generation, "generation_runs", versus,
+                                        metric_labels.get(lexical_metric, lexical_metric), "Answer runs")
+    ranked(generation, lexical_metric, metric_labels.get(lexical_metric, lexical_metric), versus, compare={},
+           key="generation")
     st.caption("Lexical metrics, mean over scored answers (mart_generation_leaderboard); numeric_match over "
                "questions with a numeric gold.")
     ui.show_dataframe(generation.select(ui.run_column(labels), pl.all()), key="generation_table")
@@ -182,13 +212,15 @@ judged = data.judge_leaderboard(home, chosen)
 if judged is None or judged.is_empty():
     ui.empty_state(home, "judged", datasets=chosen)
 else:
-    judged, shown_runs = run_filter(judged, "judge_runs", "judge_run_id")
     judged_metrics = [m for m in common.metric_names(home, "judged") if m in set(judged["metric"])]
     judged_metric = ui.pick("Metric", judged_metrics, key="judged_metric", param="judged_metric",
                             default="correctness", format_func=lambda m: metric_labels.get(m, m))
+    versus = data.versus_best(home, "judge", judged_metric, None, None, chosen)
+    judged, shown_runs = run_filter(judged, "judge_runs", versus, metric_labels.get(judged_metric, judged_metric),
+                                    "Judge runs", "judge_run_id")
     at_metric = judged.filter(pl.col("metric") == judged_metric).rename({"judge_run_id": "run_id"})
     ranked(at_metric.rename({"mean": judged_metric}), judged_metric, metric_labels.get(judged_metric, judged_metric),
-           data.versus_best(home, "judge", judged_metric, None, None, chosen), compare={}, key="judged")
+           versus, compare={}, key="judged")
     # each mean's state beside it: calibrated against human labels, uncalibrated, or no better than chance
     trust = common.judge_trust(home, shown_runs, [judged_metric], chosen)
     if trust is not None and not trust.is_empty():

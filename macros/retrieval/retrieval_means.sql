@@ -43,22 +43,26 @@
 {% macro retrieval_unpivot_means(relation, keys, where='true') %}
 {#-
     The wide `<metric>__mean` columns of retrieval_metric_means() as long rows: keys..., metric, k, means, counts;
-    a metric's rows where it is undefined (doc_rec at page level: mean_complete null) are left out.
+    a metric's rows where it is undefined (doc_rec at page level: mean_complete null) are left out, and so are those
+    no question of the run counts in (n_questions 0: a mean over nothing is not published) - the one place the
+    leaderboard and its slices both leave them out.
 -#}
     {%- for column, metric in metric_columns('retrieval') %}
     {%- set excludes = metric in var('retrieval_exclude_without_content') %}
+    {%- set n_questions = 'n_questions - n_questions_without_content' if excludes else 'n_questions' %}
     select
         {{ keys | join(',\n        ') }},
         '{{ metric }}' as metric,
         k,
         {{ metric }}__mean as mean,
-        {% if excludes %}n_questions - n_questions_without_content{% else %}n_questions{% endif %} as n_questions,
+        {{ n_questions }} as n_questions,
         {% if excludes %}n_questions_without_content{% else %}0{% endif %} as n_questions_without_content,
         {{ metric }}__mean_complete as mean_complete,
         n_questions_complete
     from {{ relation }}
     where ({{ where }})
       and {{ metric }}__mean_complete is not null
+      and {{ n_questions }} > 0
     {{ "union all" if not loop.last }}
     {%- endfor %}
 {% endmacro %}

@@ -212,7 +212,7 @@ insert into {{ this.incorporate(path={'identifier': 'finrag_run_versions'}) }}
 {%- if not execute -%}
     {{ return('true') }}
 {%- endif -%}
-{%- set pairs = ref('int_run_pairs') -%}
+{%- set pairs = ref('fct_run_pairs') -%}
 {%- if load_relation(pairs) is none -%}
     {#- compiled before the pairs were ever built (`dbt compile`, a linter on a fresh home): any run may be pending -#}
     {{ return('true') }}
@@ -236,7 +236,7 @@ insert into {{ this.incorporate(path={'identifier': 'finrag_run_versions'}) }}
 {% macro run_comparisons_drop_vanished() %}
 {#- post-hook of fct_run_comparisons: the pairs no longer compared (a run gone, another best) leave it. -#}
 {%- if is_incremental() %}
-delete from {{ this }} where pair_key not in (select pair_key from {{ ref('int_run_pairs') }})
+delete from {{ this }} where pair_key not in (select pair_key from {{ ref('fct_run_pairs') }})
 {%- endif %}
 {% endmacro %}
 

@@ -24,9 +24,9 @@ metrics are per-answer means over repeats there). Rules and decisions:
 - Slices: the whole set, then every value of each slice dimension the file names (python_jobs/core/rules.yml, the
   columns of dim_questions); questions without a value in a dimension belong to none of its slices.
 - The baseline: --baseline, else the file's `baseline`: a run id; `best`, each metric's best run of the candidate's
-  dataset and kind (mart_run_families; where the candidate is that best run it is compared with nothing and
-  passes); `sweep:<sweep id>`, that sweep's baseline run (mart_sweep_runs), or `sweep`, the baseline of the sweep
-  the candidate belongs to.
+  dataset and kind (mart_run_families: never an oracle bound, a run that saw the gold evidence; where the candidate
+  is that best run it is compared with nothing and passes); `sweep:<sweep id>`, that sweep's baseline run
+  (mart_sweep_runs), or `sweep`, the baseline of the sweep the candidate belongs to.
 - Judged metrics where a calibration is declared (fct_judge_calibration_pairs): a question whose answers both runs
   judged are labelled by the same label set and human metric is paired on the human labels (the calibrated value),
   any other on the judges' per-answer means - never one of each.

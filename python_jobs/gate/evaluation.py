@@ -118,14 +118,19 @@ def _resolve_metrics(con: duckdb.DuckDBPyConnection, gate: GateFile, check: _Che
         if key in seen:
             raise check.gate(f"{m.metric} is in the gate twice", where)
         seen.add(key)
-        run = baseline
+        # not `run`: that is the published marts' query function, which this function calls
+        baseline_run = baseline
         if baseline == BEST:  # each metric's best run of the dataset and kind, as mart_run_families ranks them
+            # (among the runs that did not see the gold evidence: an oracle bound is never the best)
             best = run(con, "select best_run_id from mart_run_families where dataset = ? and run_kind = ? and "
                              "metric = ? and granularity is not distinct from ? and k is not distinct from ?",
                         [dataset, kind, m.metric, granularity, k])
-            run = best["best_run_id"][0]
+            baseline_run = best["best_run_id"][0]
+            if baseline_run is None:  # the mart's rule, not a second one here: a bound is never a family's best
+                raise check.gate(f"no best run to compare {m.metric} with: every {kind} run of {dataset!r} on it is "
+                                 "an oracle bound (it saw the gold evidence; mart_run_families)", where)
         label = row["label"] + (f"@{k}" if k else "") + (f" ({granularity})" if granularity else "")
-        out.append(Resolved(i, m, granularity, k, bool(row["higher_is_better"]), m.margin / width, label, run,
+        out.append(Resolved(i, m, granularity, k, bool(row["higher_is_better"]), m.margin / width, label, baseline_run,
                             float(row["scale_min"]), float(row["scale_max"])))
     return out
 

@@ -53,6 +53,7 @@ from python_jobs.core.errors import InputError
 from python_jobs.core.job_config import JobConfig
 from python_jobs.core.lake import Lake, check_id
 from python_jobs.core.metrics import ANSWER_FILE_WORDS, MAX_PASSAGES, MetricSpec, load_metrics
+from python_jobs.core.rules import RULES
 from python_jobs.core.run_ids import derived_id
 from python_jobs.core.shards import Shard
 from python_jobs.judge.verdicts import Verdict, parse_reply, reply_format
@@ -62,8 +63,9 @@ from python_jobs.llm.prompts import PromptTemplate, load_template
 from python_jobs.stats.text_metrics import first_words, parse_amounts
 
 # FinanceBench eval modes whose prompt held the gold evidence (oracle: the evidence pages; inContext: the whole
-# filing, of which we have the evidence pages); *_reverse put the context after the question
-EVIDENCE_MODES = {"oracle", "oracle_reverse", "inContext", "inContext_reverse"}
+# filing, of which we have the evidence pages); *_reverse put the context after the question. The rules' oracle
+# bounds declare them once (the same modes make an answer run an oracle bound on the leaderboards)
+EVIDENCE_MODES = set(RULES.oracle_eval_modes)
 REFERENCE_TOKENS = 200
 # the sampling temperature of repeated judgments (--repeats > 1) when --temperature is not given: high enough that
 # the judge's own uncertainty shows between repeats, the common default of chat endpoints

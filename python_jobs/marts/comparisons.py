@@ -2,7 +2,7 @@
 the questions both runs were scored on.
 
 A pair the warehouse compares (every run against its family's best and baselines, the pairs of small groups, the
-named pairs: int_run_pairs) is read from mart_run_comparison, the build's numbers. Any other pair of runs of one kind
+named pairs: fct_run_pairs) is read from mart_run_comparison, the build's numbers. Any other pair of runs of one kind
 on one dataset is computed here, on demand, from the published per-question scores (fct_question_metric_scores),
 with the same functions the build calls - paired_tests (bootstrap interval, paired t-test, randomization test, with
 the settings of vars run_comparison_*), pair_outcome (wins / ties / losses in the metric's direction) and

@@ -23,10 +23,18 @@ import polars as pl
 from python_jobs.core.config import warehouse_home
 
 # the manifest's reader is the publishing protocol's, beside its writer; readers take it from here
-from python_jobs.warehouse.publishing import EXPORTS_SUBDIR, PublishError, exports_dir, published_tables, read_manifest
+from python_jobs.warehouse.publishing import (
+    BUILD_RECORD_NAME,
+    EXPORTS_SUBDIR,
+    MANIFEST_NAME,
+    PublishError,
+    exports_dir,
+    published_tables,
+    read_manifest,
+)
 
 __all__ = ["EXPORTS_SUBDIR", "NotPublished", "PublishError", "exports_dir", "not_published", "published_connection",
-           "read_manifest", "run", "select", "tables_named"]
+           "published_state", "read_manifest", "run", "select", "tables_named"]
 
 
 class NotPublished(PublishError):
@@ -42,6 +50,21 @@ def not_published(exc: duckdb.CatalogException) -> NotPublished:
     text = str(exc).splitlines()[0]
     name = text.split(" with name ", 1)[1].split(" ", 1)[0] if " with name " in text else text
     return NotPublished(name)
+
+
+def published_state(home: str | os.PathLike[str] | None = None) -> tuple[tuple[int, int, int] | None, ...]:
+    """What tells one published state from the next without reading it: the identity (inode, size, modification
+    time) of the manifest, which publishing replaces by a rename, and of the last build's record, which every build
+    rewrites (None for a file that is not there). Reads keyed by it (the dashboard's) are never from another
+    state."""
+    out = exports_dir(home)
+    def identity(name: str) -> tuple[int, int, int] | None:
+        try:
+            st = (out / name).stat()
+        except FileNotFoundError:
+            return None
+        return st.st_ino, st.st_size, st.st_mtime_ns
+    return identity(MANIFEST_NAME), identity(BUILD_RECORD_NAME)
 
 
 def _literal(text: str) -> str:

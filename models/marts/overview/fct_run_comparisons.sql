@@ -1,4 +1,4 @@
--- The statistics of every pair of runs int_run_pairs compares, per metric (x granularity x k), on the questions both
+-- The statistics of every pair of runs fct_run_pairs compares, per metric (x granularity x k), on the questions both
 -- runs were scored on (fct_question_metric_scores; nothing is rescored here), B - A with run_a < run_b: the means,
 -- wins / ties / losses in the metric's direction (pair_outcome), and the statistics of the per-question differences
 -- - bootstrap interval, paired t-test, paired randomization test - from ONE function, paired_tests
@@ -16,7 +16,7 @@
 
 with pairs as (
 
-    select * from {{ ref('int_run_pairs') }}
+    select * from {{ ref('fct_run_pairs') }}
 
 ),
 
@@ -78,13 +78,7 @@ paired as (
         scores_a.value as value_a,
         scores_b.value as value_b
     from pending
-    inner join scores as scores_a
-        on pending.run_a = scores_a.run_id
-        and {{ same_metric_point('pending', 'scores_a') }}
-    inner join scores as scores_b
-        on pending.run_b = scores_b.run_id
-        and scores_a.question_id = scores_b.question_id
-        and {{ same_metric_point('pending', 'scores_b') }}
+    {{ paired_question_scores('pending', 'scores') }}
 
 ),
 

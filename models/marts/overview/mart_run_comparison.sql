@@ -1,4 +1,4 @@
--- Is run B better than run A? Every pair int_run_pairs compares (each run against its family's best and against each
+-- Is run B better than run A? Every pair fct_run_pairs compares (each run against its family's best and against each
 -- baseline, at any count of runs; every pair of a small group; the named pairs), per metric (x granularity x k),
 -- from fct_run_comparisons (the statistics, computed once per pair) in both orders: B - A, the interval mirrored and
 -- wins and losses swapped in the other order. Beside the statistics:
@@ -20,7 +20,7 @@ with comparisons as (
 
 pairs as (
 
-    select * from {{ ref('int_run_pairs') }}
+    select * from {{ ref('fct_run_pairs') }}
 
 ),
 
@@ -138,76 +138,29 @@ roled as (
 
 ),
 
-holm_reference_ranked as (
-
-    -- Holm's step-down over one reference's comparisons: every run against the family's best, or against one baseline
-    select
-        pair_key,
-        role,
-        run_a,
-        dataset,
-        run_kind,
-        metric,
-        granularity,
-        k,
-        p_randomization,
-        row_number() over (
-            partition by dataset, run_kind, metric, granularity, k, role, run_a
-            order by p_randomization nulls last, run_b
-        ) as holm_rank,
-        count(p_randomization) over (partition by dataset, run_kind, metric, granularity, k, role, run_a) as holm_size
-    from roled
-    where role in ('best', 'baseline')
-
-),
-
-holm_pairs_ranked as (
-
-    -- ... and over every pair of a small group (or named), each pair once
-    select
-        pair_key,
-        dataset,
-        run_kind,
-        metric,
-        granularity,
-        k,
-        p_randomization,
-        row_number() over (
-            partition by dataset, run_kind, metric, granularity, k order by p_randomization nulls last, run_a, run_b
-        ) as holm_rank,
-        count(p_randomization) over (partition by dataset, run_kind, metric, granularity, k) as holm_size
-    from roled
-    where is_group_pair and is_canonical
-
-),
-
+-- Holm's step-down over one reference's comparisons: every run against the family's best, or against one baseline
 holm_reference as (
 
-    select
-        pair_key,
-        role,
-        run_a,
-        case
-            when p_randomization is not null then least(1.0, max((holm_size - holm_rank + 1) * p_randomization) over (
-                    partition by dataset, run_kind, metric, granularity, k, role, run_a order by holm_rank
-                    rows between unbounded preceding and current row
-                ))
-        end as p_holm
-    from holm_reference_ranked
+    {{ holm_step_down(
+        'roled',
+        keys=['pair_key', 'role', 'run_a'],
+        family=['dataset', 'run_kind', 'metric', 'granularity', 'k', 'role', 'run_a'],
+        tie_break=['run_b'],
+        where="role in ('best', 'baseline')",
+    ) }}
 
 ),
 
+-- ... and over every pair of a small group (or named), each pair once
 holm_pairs as (
 
-    select
-        pair_key,
-        case
-            when p_randomization is not null then least(1.0, max((holm_size - holm_rank + 1) * p_randomization) over (
-                    partition by dataset, run_kind, metric, granularity, k order by holm_rank
-                    rows between unbounded preceding and current row
-                ))
-        end as p_holm
-    from holm_pairs_ranked
+    {{ holm_step_down(
+        'roled',
+        keys=['pair_key'],
+        family=['dataset', 'run_kind', 'metric', 'granularity', 'k'],
+        tie_break=['run_a', 'run_b'],
+        where='is_group_pair and is_canonical',
+    ) }}
 
 ),
 

@@ -110,7 +110,6 @@ final as (
         runs.run_version
     from metric_means
     inner join runs on metric_means.run_id = runs.run_id
-    where metric_means.n_questions > 0
 
 )
 

@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pandas as pd
 import polars as pl
+import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from dashboards.ui import DEFAULT_TOP
 from support.dashboard_home import DashHome
 from support.paths import PROJECT
 from support.published import read_mart
@@ -102,7 +104,7 @@ def frame_rows(at: AppTest, column: str) -> list[dict]:
 
 
 def test_leaderboard(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
-    at = run_page(dash.home, "leaderboard", monkeypatch)
+    at = run_page(dash.home, "leaderboard", monkeypatch, {"top": "0"})  # every run (test_the_run_picker: the best)
     assert [t.value for t in at.title] == ["Leaderboard"]
     retrieval = mart(dash.home, "mart_retrieval_leaderboard").filter(pl.col("k") == 5)
     # the finest granularity with data is the default: the synthetic corpus has chunk-level evidence
@@ -115,15 +117,26 @@ def test_leaderboard(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
         assert bm25[metric] == pytest.approx(expected, abs=1e-12)
     # run labels say what the run is, not its hash
     assert bm25["run"] == "bm25 · full · k=5 · split test"
-    # the chart first: the best run on the chosen metric as a tile, the oracle-page run is the best on nDCG
+    # the chart first: the best run on the chosen metric as a tile - the family's best (mart_run_families), a
+    # full-condition run: the oracle-page run scores highest on nDCG but is an upper bound, a reference line
     ndcg = retrieval.filter((pl.col("metric") == "ndcg") & (pl.col("granularity") == "page"))
-    best = ndcg.sort("mean", descending=True).row(0, named=True)
+    family_best = mart(dash.home, "mart_run_families").filter(
+        (pl.col("run_kind") == "retrieval") & (pl.col("metric") == "ndcg") & (pl.col("granularity") == "page")
+        & (pl.col("k") == 5))["best_run_id"].item()
+    best = ndcg.filter(pl.col("run_id") == family_best).row(0, named=True)
+    oracle = ndcg.filter(pl.col("run_id") == dash.facts["oracle"]).row(0, named=True)
+    assert best["condition"] == "full" and oracle["mean"] > best["mean"]
+    label = dict(mart(dash.home, "dim_runs").select("run_id", "label").rows())[best["run_id"]]
     shown = {m.label: m.value for m in at.metric}
-    assert shown[f"Best: bm25 · oracle_page · k=5 · split test  ({best['run_id']})"] == fmt(best["mean"])
+    assert shown[f"Best: {label}  ({best['run_id']})"] == fmt(best["mean"])
+    assert any("Dashed lines: oracle bounds" in c.value for c in at.caption)
     assert len(at.get("vega_lite_chart")) >= 2  # the ranking and the metric-vs-k curves
-    # the way to "why": the run behind links to run vs run against the best one
+    # the way to "why": a run behind links to run vs run against the best one, and the best to the bound above it
     compare = [m.value for m in at.markdown if "run_vs_run?" in m.value]
-    assert any(f"a={dash.facts['bm25']}&b={best['run_id']}&metric=ndcg&granularity=page&k=5" in c for c in compare)
+    behind = ndcg.filter((pl.col("condition") == "full") & (pl.col("run_id") != best["run_id"]))["run_id"][0]
+    assert any(f"a={behind}&b={best['run_id']}&metric=ndcg&granularity=page&k=5" in c for c in compare)
+    assert any(f"a={best['run_id']}&b={oracle['run_id']}&metric=ndcg&granularity=page&k=5" in c for c in compare)
+    assert not any(f"a={oracle['run_id']}&" in c for c in compare)  # a bound is never behind
     # each run against its family's best at any count of runs (mart_run_vs_best): interval, p, Holm, tied marker
     versus = mart(dash.home, "mart_run_vs_best").filter(
         (pl.col("run_kind") == "retrieval") & (pl.col("metric") == "ndcg") & (pl.col("granularity") == "page")
@@ -132,7 +145,9 @@ def test_leaderboard(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
     assert sorted(r["run_id"] for r in shown_vs) == sorted(versus["run_id"]) and len(shown_vs) == 5
     for r in shown_vs:
         v = versus.filter(pl.col("run_id") == r["run_id"]).row(0, named=True)
-        assert (r["vs_best"] == "tied with the best") == v["tied_with_best"] and r["best_run_id"] == best["run_id"]
+        assert r["best_run_id"] == best["run_id"]
+        assert r["vs_best"] == ("oracle bound" if v["is_oracle_bound"] else
+                                "tied with the best" if v["tied_with_best"] else "")
         for column in ("delta_vs_best", "ci_low", "ci_high", "p_holm", "p_tukey"):
             assert pd.isna(r[column]) if v[column] is None else r[column] == pytest.approx(v[column]), column
     generation = mart(dash.home, "mart_generation_leaderboard")
@@ -176,6 +191,70 @@ def test_leaderboard(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
     # the real cause: FinanceBench is ingested without PDFs here, so it has no chunk to retrieve from
     assert any("financebench has documents but no chunks" in i.value
                and "finrag chunk --dataset financebench" in i.value for i in at.info), [i.value for i in at.info]
+
+
+def best_runs(home: Path, run_kind: str, metric: str, granularity: str | None = None, k: int | None = None,
+              top: int = DEFAULT_TOP, runs: list[str] | None = None) -> list[str]:
+    """The run picker's default, worked from mart_run_vs_best: each dataset's best `top` runs of the family (of
+    `runs` when given) by rank_in_family, best first, then its oracle bounds (never the best: reference lines)."""
+    family = mart(home, "mart_run_vs_best").filter(
+        (pl.col("run_kind") == run_kind) & (pl.col("metric") == metric)
+        & (pl.col("granularity").is_null() if granularity is None else pl.col("granularity") == granularity)
+        & (pl.col("k").is_null() if k is None else pl.col("k") == k)
+        & (pl.col("run_id").is_in(runs) if runs is not None else True))
+    ordered = family.sort("rank_in_family", "dataset", "run_id")
+    contenders = ordered.filter(~pl.col("is_oracle_bound")).group_by("dataset", maintain_order=True).head(top)
+    return [*contenders["run_id"], *ordered.filter(pl.col("is_oracle_bound"))["run_id"]]
+
+
+def test_the_run_picker(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The one run picker (ui.run_picker) on the leaderboard: by default each dataset's best DEFAULT_TOP runs on the
+    page's metric as mart_run_vs_best ranks them (not every run); filters by sweep (mart_sweep_runs), text and
+    dataset; Top N 0 is every run; a sweep's runs are named by their setting in the chips and the chart."""
+    at = run_page(dash.home, "leaderboard", monkeypatch, {"metric": "page_rec", "granularity": "page", "k": "5"})
+    retrieval = at.multiselect(key="retrieval_runs")
+    every = mart(dash.home, "mart_retrieval_leaderboard").filter(pl.col("k") == 5)["run_id"].unique().to_list()
+    top = best_runs(dash.home, "retrieval", "page_rec", "page", 5)
+    bounds = mart(dash.home, "dim_runs").filter(pl.col("is_oracle_bound") & (pl.col("kind") == "retrieval"))[
+        "run_id"].to_list()
+    assert retrieval.value == top and len(top) == DEFAULT_TOP + 1 < len(every) and top[-1] in bounds
+    # the page follows the picker: the table holds the best runs only
+    assert {r["run_id"] for r in frame_rows(at, "retriever")} == set(top)
+    # answer runs: the best of each dataset on the default lexical metric (ROUGE-L)
+    assert at.multiselect(key="generation_runs").value == best_runs(dash.home, "generation", "rouge_l")
+    # a sweep's run says its setting (the sweep's parameters); the ranking chart names it by the setting alone
+    swept = mart(dash.home, "mart_sweep_runs").filter(pl.col("sweep_id") == dash.facts["sweep"]) \
+        .select("run_id", "setting").unique()
+    setting = dict(swept.iter_rows())
+    label = dict(mart(dash.home, "dim_runs").select("run_id", "label").iter_rows())
+    bm25 = dash.facts["bm25"]
+    assert f"{label[bm25]} · {setting[bm25]}" in retrieval.options
+    (chart, *_) = at.get("vega_lite_chart")[0].proto.datasets  # the runs' rows, as Arrow (then the bounds')
+    rows = pl.from_arrow(pa.ipc.open_stream(chart.data.data).read_all())
+    names = {r["run_id"]: (r["run"], r["sweep"]) for r in rows.iter_rows(named=True)}
+    assert names[bm25] == (setting[bm25], dash.facts["sweep"])
+    assert set(names) == set(top) - set(bounds)  # the oracle bound is a reference line, not a bar
+    # the sweep filter: the sweep's runs, its best three by default; runs in no sweep: the oracle run
+    at.selectbox(key="retrieval_runs_sweep").set_value(dash.facts["sweep"]).run()
+    assert len(at.multiselect(key="retrieval_runs").options) == len(setting) == 4
+    assert at.multiselect(key="retrieval_runs").value == best_runs(dash.home, "retrieval", "page_rec", "page", 5,
+                                                                   runs=list(setting))
+    at.selectbox(key="retrieval_runs_sweep").set_value("(in no sweep)").run()
+    assert at.multiselect(key="retrieval_runs").value == [dash.facts["oracle"]] == bounds
+    # the text filter (label, id, sweep or setting) and Top N = 0: every run that matches
+    at.selectbox(key="retrieval_runs_sweep").set_value("(any)")
+    at.text_input(key="retrieval_runs_text").set_value("retriever=keywords")
+    at.number_input(key="retrieval_runs_top").set_value(0).run()
+    keywords = sorted(r for r, s in setting.items() if "retriever=keywords" in s)
+    assert sorted(at.multiselect(key="retrieval_runs").value) == keywords and len(keywords) == 2
+    # the dataset filter, on the answer runs of two datasets
+    at.selectbox(key="generation_runs_dataset").set_value("financebench").run()
+    assert sorted(at.multiselect(key="generation_runs").value) == sorted(dash.facts["fb_runs"])
+    assert not at.exception
+    # the URL's runs (a link's): those, where the section has them; the others keep their best runs
+    at = run_page(dash.home, "leaderboard", monkeypatch, {"runs": dash.facts["oracle"]})
+    assert at.multiselect(key="retrieval_runs").value == [dash.facts["oracle"]]
+    assert at.multiselect(key="judge_runs").value == best_runs(dash.home, "judge", "correctness")
 
 
 def test_heatmap(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -352,7 +431,7 @@ def test_drilldown(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
         .item() == 1.0
     assert any(m.value.startswith("> " + question["reference_answers"][0]) for m in at.markdown)
     # the run filter: only the oracle run
-    at.multiselect(key="retrieval_runs").set_value([dash.facts["oracle"]]).run()
+    at.multiselect(key="runs").set_value([dash.facts["oracle"]]).run()
     assert not any(h.value.startswith("bm25 · full") for h in at.subheader)
 
 
@@ -368,7 +447,7 @@ def test_drilldown_shows_judge_verdicts_for_linked_runs(dash: DashHome, monkeypa
                             "runs": dash.facts["judge"]})
     at.run()
     assert not at.exception, [e.value for e in at.exception]
-    assert at.multiselect(key="answer_runs").value == [dash.facts["judged_run"]]
+    assert at.multiselect(key="runs").value == [dash.facts["judged_run"]]
     verdicts = table(at, len(at.table) - 1)
     assert verdicts == [{"metric": "correctness", "status": "ok", "raw_score": "-1.0000", "score": "0.0000",
                          "rationale / error": "scripted: incorrect", "judge_model": "fake-model",
@@ -407,7 +486,9 @@ def test_sweeps(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None:
         assert shown["Δ best"] == ("—" if r["delta_vs_best"] is None else fmt(r["delta_vs_best"]))
     baseline = rows[dash.facts["bm25"]]  # the bm25 run the sweep found landed: its baseline and best
     assert baseline["setting"] == "chunk_size=256, retriever=bm25" and "baseline" in baseline["role"]
-    assert results["tied_with_best"].any() and not results["tied_with_best"].all()  # the fixture has both
+    # every sweep run is tied with the best full-corpus run on PageRec@5 (the oracle-page run, which some were not
+    # tied with, is a bound, not the best)
+    assert results["tied_with_best"].all() and not results["is_best"].all()
     shown = {m.label: m.value for m in at.metric}
     top = results.filter(pl.col("is_best_in_sweep")).row(0, named=True)
     assert shown[f"Best of the sweep: {top['setting']}  ({top['run_id']})"] == fmt(top["mean"])

@@ -14,7 +14,9 @@ from urllib.parse import parse_qs, urlencode, urlparse
 import polars as pl
 import pytest
 from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 from dashboards.pages import PAGES
@@ -72,9 +74,12 @@ def page_expectations(dash: DashHome) -> dict[str, tuple[dict[str, str], list[st
     """page -> (query parameters, texts that must be visible), the numbers read from the published marts."""
     f, home = dash.facts, dash.home
     board = mart(home, "mart_retrieval_leaderboard").filter(pl.col("k") == 5)
-    # the leaderboard's tables are canvas (st.dataframe): the numbers in text are the best runs' tiles
-    page_rec = board.filter(pl.col("metric") == "page_rec")["mean"].max()
-    exact = mart(home, "mart_generation_leaderboard").filter(pl.col("metric") == "exact_match")["mean"].max()
+    # the leaderboard's tables are canvas (st.dataframe): the numbers in text are the best runs' tiles, the best
+    # of the runs that are not oracle bounds (dim_runs.is_oracle_bound: reference lines, not contenders)
+    contender = ~pl.col("run_id").is_in(mart(home, "dim_runs").filter(pl.col("is_oracle_bound"))["run_id"].to_list())
+    page_rec = board.filter((pl.col("metric") == "page_rec") & contender)["mean"].max()
+    exact = mart(home, "mart_generation_leaderboard").filter(
+        (pl.col("metric") == "exact_match") & contender)["mean"].max()
     cells = mart(home, "mart_topic_task_matrix").filter(
         (pl.col("run_id") == f["rag"]) & (pl.col("metric") == "exact_match") & (pl.col("topic_level") == 2))
     cell = cells.sort("topic_en", "task").row(0, named=True)
@@ -190,15 +195,16 @@ def test_a_flipped_question_links_to_its_drilldown(dash: DashHome, browser: webd
 
 def test_three_clicks_from_the_leaderboard_to_why_a_question_failed(dash: DashHome, browser: webdriver.Chrome,
                                                                      tmp_path: Path) -> None:
-    """Leaderboard → (1) "bm25 … vs the best" → run vs run, bm25 against the oracle-page run → (2) a question that
-    passes only in the oracle run → the drill-down on it with both runs → (3) the full texts of bm25's chunks."""
+    """Leaderboard → (1) "the best vs the oracle bound …" → run vs run, bm25 (the best full-corpus run on nDCG@5)
+    against the oracle-page run → (2) a question that passes only in the oracle run → the drill-down on it with both
+    runs → (3) the full texts of bm25's chunks."""
     f = dash.facts
     server = Dashboard(dash.home, tmp_path / "dashboard.log")
     try:
         open_page(browser, f"{server.url}/leaderboard?metric=ndcg&granularity=page",
-                  ["Why is a run behind?", "nDCG@5 (page level)", f"({f['bm25']}) vs the best"])
+                  ["How far below the bound?", "nDCG@5 (page level)", f"({f['oracle']})"])
         WebDriverWait(browser, 30).until(lambda d: d.find_element(
-            By.XPATH, f"//a[contains(., '({f['bm25']}) vs the best')]")).click()  # the sweep has bm25 runs too
+            By.XPATH, f"//a[contains(., 'vs the oracle bound') and contains(., '({f['oracle']})')]")).click()
         # 1 ^
         wait_for_texts(browser, ["Is B better than A?", "Why did it flip?", "Δ ndcg (B − A)", "(b only:"],
                        what="run vs run")
@@ -221,7 +227,8 @@ def test_three_clicks_from_the_leaderboard_to_why_a_question_failed(dash: DashHo
 def test_the_sweep_page_marks_the_runs_tied_with_the_best(dash: DashHome, browser: webdriver.Chrome,
                                                             tmp_path: Path) -> None:
     """The fixture's sweep on PageRec@5: every run of the sweep in the runs table with its setting and mean, the runs
-    tied with the family's best marked (and only those: the fixture has both), the best value per parameter."""
+    tied with the family's best marked (on this fixture every one: the best is the best full-corpus run, the
+    oracle-page run a bound), the best value per parameter."""
     f = dash.facts
     runs = mart(dash.home, "mart_sweep_run_results").filter(
         (pl.col("sweep_id") == f["sweep"]) & (pl.col("metric") == "page_rec") & (pl.col("k") == 5))
@@ -239,7 +246,9 @@ def test_the_sweep_page_marks_the_runs_tied_with_the_best(dash: DashHome, browse
         for r in runs.iter_rows(named=True):
             cells = rows[r["run_id"]]
             assert cells[1:4] == [r["setting"], "✓ tied" if r["tied_with_best"] else "", fmt(r["mean"])]
-        assert runs["tied_with_best"].any() and not runs["tied_with_best"].all()
+        # Tukey's HSD cannot tell any sweep run from the best full-corpus run on PageRec@5 (it could from the
+        # oracle-page run, no longer a contender)
+        assert runs["tied_with_best"].all() and not runs["is_best"].all()
         assert "chunk_size=256, retriever=bm25" in rows[f["bm25"]]  # the bm25 run is the sweep's baseline
         best = browser.find_elements(By.CSS_SELECTOR, '[data-testid="stTable"]')[0].text
         for e in effects.iter_rows(named=True):
@@ -305,3 +314,71 @@ def test_an_uncalibrated_mean_says_so(dash: DashHome, browser: webdriver.Chrome,
     browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", browser.find_element(
         By.XPATH, "//*[contains(text(), 'How far each Faithfulness mean can be trusted')]"))
     screenshot(browser, "trust_uncalibrated")
+
+
+def picker_chips(browser: webdriver.Chrome, label: str) -> list[str] | None:
+    """The runs a run picker (ui.run_picker) holds, as its chips say them in Chromium (None: not drawn yet, or
+    redrawn while read)."""
+    try:
+        widgets = browser.find_elements(By.XPATH, "//div[@data-testid='stMultiSelect']"
+                                        f"[.//*[@data-testid='stWidgetLabel'][normalize-space()='{label}']]")
+        if len(widgets) != 1:
+            return None
+        return [t.get_attribute("title") for t in widgets[0].find_elements(By.XPATH, ".//span[@data-tag]/span[@title]")
+                if not t.find_elements(By.XPATH, "ancestor::template")]
+    except StaleElementReferenceException:
+        return None
+
+
+def wait_for_chips(browser: webdriver.Chrome, label: str, expected: list[str], ordered: bool = True) -> None:
+    def held(d: webdriver.Chrome) -> bool:
+        chips = picker_chips(d, label)
+        return chips is not None and (chips == expected if ordered else sorted(chips) == sorted(expected))
+    try:
+        WebDriverWait(browser, 30, poll_frequency=0.25).until(held)
+    except TimeoutException:
+        pytest.fail(f"{label}: {picker_chips(browser, label)} != {expected}")
+
+
+def test_the_run_picker_defaults_to_the_best_runs_and_filters(dash: DashHome, browser: webdriver.Chrome,
+                                                              served: Dashboard) -> None:
+    """The run picker in Chromium: the leaderboard holds each dataset's best 3 runs on its metric (mart_run_vs_best's
+    rank), not every run, each chip saying what the run is (a sweep's run its setting); the text filter typed in;
+    the sweep, dataset (?sweep=, ?dataset=) and kind (?kind=, on the drill-down) filters; Top N 0 (?top=0)."""
+    f = dash.facts
+    versus = mart(dash.home, "mart_run_vs_best").filter(
+        (pl.col("run_kind") == "retrieval") & (pl.col("metric") == "page_rec") & (pl.col("granularity") == "page")
+        & (pl.col("k") == 5)).sort("rank_in_family", "run_id")
+    label = dict(mart(dash.home, "dim_runs").select("run_id", "label").iter_rows())
+    setting = dict(mart(dash.home, "mart_sweep_runs").filter(pl.col("sweep_id") == f["sweep"])
+                   .select("run_id", "setting").unique().iter_rows())
+    def chip(run: str) -> str:
+        return f"{label[run]} · {setting[run]}" if run in setting else label[run]
+    # the best 3 contenders, then the oracle bound (a reference line, never the best)
+    best = [*versus.filter(~pl.col("is_oracle_bound"))["run_id"].head(3), *versus.filter(
+        pl.col("is_oracle_bound"))["run_id"]]
+    assert versus.height == 5 and len(setting) == 4 and len(best) == 4
+    base = f"{served.url}/leaderboard?" + urlencode({"metric": "page_rec", "granularity": "page", "k": "5"})
+    open_page(browser, base, ["Retrieval runs", "PageRec@5 (page level)", "4 shown of 5 runs after the filters"])
+    wait_for_chips(browser, "Retrieval runs", [chip(r) for r in best])
+    body = browser.find_element(By.TAG_NAME, "body").text
+    assert not [r for r in versus["run_id"] if r not in best and r in body]  # the others are nowhere on the page
+    # the text filter, typed: the sweep's keyword-expansion runs
+    box = browser.find_elements(By.CSS_SELECTOR, 'input[aria-label="Filter runs by text"]')[0]
+    box.send_keys("retriever=keywords", Keys.ENTER)
+    keywords = [r for r in versus["run_id"] if "retriever=keywords" in setting.get(r, "")]
+    wait_for_chips(browser, "Retrieval runs", [chip(r) for r in keywords])
+    # the sweep filter and Top N 0: every run of the sweep, best first; the dataset filter on the answer runs
+    open_page(browser, f"{base}&{urlencode({'sweep': f['sweep'], 'dataset': 'financebench', 'top': '0'})}",
+              ["Retrieval runs", "4 shown of 4 runs after the filters"])
+    wait_for_chips(browser, "Retrieval runs", [chip(r) for r in versus["run_id"] if r in setting])
+    fb = mart(dash.home, "mart_run_vs_best").filter(
+        (pl.col("run_kind") == "generation") & (pl.col("metric") == "rouge_l") & (pl.col("dataset") == "financebench")
+    ).sort("is_oracle_bound", "rank_in_family", "run_id")  # the contenders, then the bounds
+    wait_for_chips(browser, "Answer runs", [chip(r) for r in fb["run_id"]])
+    # the kind filter on the drill-down (retrieval and answer runs): its answer runs only
+    open_page(browser, f"{served.url}/drilldown?{urlencode({'question_id': f['flip_question'], 'kind': 'answer'})}",
+              ["Runs shown", "Answers", "rag · fake-model"])
+    wait_for_chips(browser, "Runs", [chip(r) for r in (f["closed"], f["rag"])], ordered=False)
+    assert "— 1 hit(s) in" not in browser.find_element(By.TAG_NAME, "body").text  # no retrieval run's chunks
+    screenshot(browser, "run_picker")
