@@ -239,3 +239,48 @@ insert into {{ this.incorporate(path={'identifier': 'finrag_run_versions'}) }}
 delete from {{ this }} where pair_key not in (select pair_key from {{ ref('fct_run_pairs') }})
 {%- endif %}
 {% endmacro %}
+
+
+{% macro drilldown_run_versions() %}
+{#-
+    A select of each retrieval run's version in mart_drilldown_results (run_id, run_version): the run's version in
+    fct_retrieval_results_judged with this model's code (upstream_run_versions), and the chunks answer runs over the
+    run put into its questions' prompts (mart_drilldown_prompt_chunks, what in_prompt marks), so landing, re-landing
+    or dropping an answer run recomputes the retrieval runs it answered over and no other.
+-#}
+    select
+        versions.run_id,
+        md5(versions.run_version || '|' || coalesce(prompted.chunks, '')) as run_version
+    from ({{ upstream_run_versions(ref('fct_retrieval_results_judged')) }}) as versions
+    left join (
+        select
+            retrieval_run_id,
+            {{ ordered_string_agg(
+                "cast(length(question_id) as string) || ':' || question_id || coalesce(chunk_id, '')", "','",
+                ['question_id', 'chunk_id']
+            ) }} as chunks
+        from (
+            select distinct
+                retrieval_run_id,
+                question_id,
+                chunk_id
+            from {{ ref('mart_drilldown_prompt_chunks') }}
+        ) as prompt_chunks
+        group by retrieval_run_id
+    ) as prompted on versions.run_id = prompted.retrieval_run_id
+{% endmacro %}
+
+
+{% macro first_gold_run_versions() %}
+{#-
+    A select of each retrieval run's version in mart_drilldown_first_gold_ranks (run_id, run_version): its versions
+    in the two models it reads, fct_retrieval_results_judged and fct_retrieval_question_scores, each with this
+    model's code (upstream_run_versions).
+-#}
+    select
+        shown.run_id,
+        md5(shown.run_version || '|' || coalesce(scores.run_version, '')) as run_version
+    from ({{ upstream_run_versions(ref('fct_retrieval_results_judged')) }}) as shown
+    left join ({{ upstream_run_versions(ref('fct_retrieval_question_scores')) }}) as scores
+        on shown.run_id = scores.run_id
+{% endmacro %}

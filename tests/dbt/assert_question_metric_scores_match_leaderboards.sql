@@ -1,5 +1,10 @@
 -- fct_question_metric_scores only unpivots the per-question facts: the mean of its values over a run's questions
 -- must equal that run's mean in each leaderboard. Returns the disagreeing (run, metric, ...) rows.
+-- The retrieval runs compared are those the build touched (test_row_scope of fct_question_metric_scores: in a build
+-- that only landed data, the runs whose version is not among those the last successful build tested; otherwise
+-- every run), so adding a run compares that run, not every run; generation and judge rows, recomputed in every
+-- build, are always compared.
+{%- set touched = test_row_scope(ref('fct_question_metric_scores')) or 'true' %}
 
 with long_means as (
 
@@ -12,6 +17,7 @@ with long_means as (
         avg(value) as mean,
         count(*) as n
     from {{ ref('fct_question_metric_scores') }}
+    where run_kind != 'retrieval' or {{ touched }}
     group by run_id, run_kind, metric, granularity, k
 
 ),
@@ -27,7 +33,7 @@ leaderboard_means as (
         mean,
         n_questions as n
     from {{ ref('mart_retrieval_leaderboard') }}
-    where mean is not null
+    where mean is not null and {{ touched }}
     union all
     select
         run_id,

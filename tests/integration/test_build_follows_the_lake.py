@@ -64,9 +64,16 @@ def test_build_follows_the_lake(home: Path, finrag, shared_data: Path) -> None:
     # the data tests read what the build touched: the new run's partition and the new run's rows
     compiled = home / "dbt_target" / "compiled" / "finrag" / "models"
     for tests in (compiled / "staging" / "stg_lake__retrieval_results.yml",
-                  compiled / "marts" / "retrieval" / "fct_retrieval_question_scores.yml"):
+                  compiled / "marts" / "retrieval" / "fct_retrieval_question_scores.yml",
+                  compiled / "marts" / "drilldown" / "mart_drilldown_results.yml",
+                  compiled / "marts" / "drilldown" / "mart_drilldown_first_gold_ranks.yml"):
+        assert list(tests.glob("column_rules_*.sql")), tests
         for sql in tests.glob("column_rules_*.sql"):
             assert "where \"run_id\" in ('second')) dbt_subquery" in sql.read_text(), sql
+    # and so does the singular test over every run's scores, for the retrieval runs
+    singular = home / "dbt_target" / "compiled" / "finrag" / "tests" / "dbt"
+    text = (singular / "assert_question_metric_scores_match_leaderboards.sql").read_text()
+    assert text.count("\"run_id\" in ('second')") == 2, text
     tested = warehouse_query(home, "select distinct run_id from finrag_tested_runs order by 1")
     assert tested == [("first",), ("second",)]
 

@@ -3,10 +3,38 @@
 -- dataset, the chunk's text (a TREC run's docno that is not a chunk of the lake has none) and whether an answer run
 -- over this retrieval run put the chunk into the question's prompt (mart_drilldown_prompt_chunks). One row per run x
 -- question x result position.
+-- Incremental by run, like the model it shows: a run is recomputed when its version changes (its version in
+-- fct_retrieval_results_judged, this model's code, and the chunks answer runs over it put into prompts:
+-- drilldown_run_versions), so adding a run computes, tests and publishes that run's rows only.
 
-with results as (
+{{ config(run_incremental_config(post_hook='{{ retrieval_record_runs(drilldown_run_versions()) }}')) }}
+-- a warehouse built when this model was a table gains the column; its runs, none recorded, are all recomputed
+{{ config(on_schema_change='append_new_columns') }}
 
-    select * from {{ ref('fct_retrieval_results_judged') }}
+with versions as (
+
+    {{ drilldown_run_versions() }}
+
+),
+
+pending as (
+
+    select
+        run_id,
+        run_version
+    from versions
+    -- the runs whose version the model does not hold yet (delete+insert by run replaces their rows); every run
+    -- when the table has no run_version (built as a table, whatever the record says)
+    where {{ 'true' if not is_incremental() or 'run_version' not in adapter.get_columns_in_relation(this)
+        | map(attribute='name') | list else per_run_pending('versions') }}
+
+),
+
+results as (
+
+    select judged.*
+    from {{ ref('fct_retrieval_results_judged') }} as judged
+    inner join pending on judged.run_id = pending.run_id
 
 ),
 
@@ -60,8 +88,10 @@ final as (
         results.page_rank,
         results.doc_rank,
         prompted.chunk_id is not null as in_prompt,
-        chunks.text
+        chunks.text,
+        pending.run_version
     from results
+    inner join pending on results.run_id = pending.run_id
     inner join runs on results.run_id = runs.run_id
     left join chunks
         on runs.dataset = chunks.dataset
