@@ -23,8 +23,9 @@ DEFAULTS = RerankerTrainingConfig(dataset="")
 @click.option("--passage", type=click.Choice(PASSAGES), default=DEFAULTS.passage, show_default=True,
               help="What the reranker reads: chunks, or pages as the page scorer reads them (use the same "
                    "--rerank-passage when reranking).")
-@click.option("--first-stage", default=DEFAULTS.first_stage, show_default=True,
-              help="Retriever (its default settings) whose top results that are not gold are the hard negatives.")
+@click.option("--first-stage", default=None,
+              help="Retriever (its default settings) whose top results that are not gold are the hard negatives "
+                   "(default: the rerank retriever's first stage).")
 @click.option("--negatives", type=int, default=DEFAULTS.negatives, show_default=True,
               help="Hard negatives per question (the first stage's best non-gold passages).")
 @click.option("--negatives-depth", type=int, default=DEFAULTS.negatives_depth, show_default=True,
@@ -49,7 +50,7 @@ DEFAULTS = RerankerTrainingConfig(dataset="")
 @click.option("--doc-label/--no-doc-label", default=DEFAULTS.doc_label, show_default=True,
               help="Pages: put the document's company, type and period in front of each page's text.")
 @click.option("--training-id", default=None, help="Training id (default: derived from the config and the examples).")
-def command(dataset: str, passage: str, first_stage: str, negatives: int, negatives_depth: int,
+def command(dataset: str, passage: str, first_stage: str | None, negatives: int, negatives_depth: int,
             chunker_id: str | None, folds: int, base_model: str, head_only: bool, epochs: int, seed: int,
             batch_size: int, learning_rate: float, warmup_ratio: float, max_length: int, doc_label: bool,
             training_id: str | None) -> Produced:

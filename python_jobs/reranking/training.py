@@ -5,10 +5,10 @@ Examples (`passage` chunk or page):
   them (python_jobs/page_scoring/pages.py: headers removed, the document's label in front) — the page scorer's
   training pairs; `chunk`: the chunks of the chunks partition covering a gold page (the oracle_page candidate set),
   or for a question whose evidence names no page, every chunk of its gold documents (a BEIR corpus: its one entry);
-- hard negatives: the first stage's (`first_stage`, default dense, with its default settings) top `negatives_depth`
-  results for the question that are not gold — the chunks themselves, or at `page` the pages those chunks cover —
-  the first `negatives` of them in rank order. A negative of a fold's test document is left out of that fold's
-  training data, so no fold model sees a page (or chunk) of the documents it will score.
+- hard negatives: the first stage's (`first_stage`, by default the rerank retriever's, with its default settings)
+  top `negatives_depth` results for the question that are not gold — the chunks themselves, or at `page` the pages
+  those chunks cover —, the first `negatives` of them in rank order. A negative of a fold's test document is left
+  out of that fold's training data, so no fold model sees a page (or chunk) of the documents it will score.
 
 Folds, seeds, training id and model store are the page scorer's (python_jobs/page_scoring/: `make_folds` over the
 positive pairs — a question and all its gold documents on one side —, `train_folds`, `seeded`): fold models under
@@ -59,7 +59,7 @@ class RerankerTrainingConfig:
     dataset: str
     base_model: str = DEFAULT_EMBEDDER
     passage: str = "chunk"
-    first_stage: str = "dense"
+    first_stage: str | None = None  # None: the rerank retriever's default first stage
     negatives: int = 8
     negatives_depth: int = 30
     chunker_id: str | None = None
@@ -207,7 +207,7 @@ def fine_tune(cfg: RerankerTrainingConfig, positives: list[Pair], negatives: lis
                                       loss=BinaryCrossEntropyLoss(model, pos_weight=weight))
         losses = run_trainer(trainer, desc, progress)
         model.save(str(out_dir), create_model_card=False)
-    return losses, int(model.max_length), {"n_train_negatives": len(negatives), "n_trainable_weights": trainable}
+    return losses, int(model.max_seq_length), {"n_train_negatives": len(negatives), "n_trainable_weights": trainable}
 
 
 def examples_digest(ex: Examples) -> str:
@@ -218,8 +218,11 @@ def examples_digest(ex: Examples) -> str:
 def train_reranker(lake: Lake, cfg: RerankerTrainingConfig, training_id_override: str | None = None,
                    progress: bool = True) -> dict[str, object]:
     """Train one cross-encoder per document-level fold; land one `model_trainings` row per fold."""
+    from python_jobs.retrieval.rerank import RerankConfig  # the retriever imports this package
+
     check_config(cfg)
-    cfg = RerankerTrainingConfig(**{**asdict(cfg), "base_model": resolve(cfg.base_model)[0]})
+    cfg = RerankerTrainingConfig(**{**asdict(cfg), "base_model": resolve(cfg.base_model)[0],
+                                    "first_stage": cfg.first_stage or RerankConfig.default("first_stage")})
     t_all = time.perf_counter()
     ex = prepare(lake, cfg, progress)
     cfg = RerankerTrainingConfig(**{**asdict(cfg), "chunker_id": ex.chunker_id})
