@@ -55,8 +55,10 @@ def command(dataset: str, passage: str, first_stage: str | None, negatives: int,
             batch_size: int, learning_rate: float, warmup_ratio: float, max_length: int, doc_label: bool,
             training_id: str | None) -> Produced:
     """Fine-tune a cross-encoder reranker per document-level fold; land model_trainings."""
-    cfg = RerankerTrainingConfig(dataset, base_model, passage, first_stage, negatives, negatives_depth, chunker_id,
-                                 head_only, folds, epochs, seed, batch_size, learning_rate, warmup_ratio, max_length,
-                                 doc_label)
+    cfg = RerankerTrainingConfig(
+        dataset=dataset, base_model=base_model, folds=folds, epochs=epochs, seed=seed, batch_size=batch_size,
+        learning_rate=learning_rate, warmup_ratio=warmup_ratio, passage=passage, first_stage=first_stage,
+        negatives=negatives, negatives_depth=negatives_depth, chunker_id=chunker_id, head_only=head_only,
+        max_length=max_length, doc_label=doc_label)
     out = train_reranker(Lake(), cfg, training_id)
     return str(out["training_id"]), out

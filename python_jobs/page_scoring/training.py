@@ -50,8 +50,8 @@ KIND = "page_scorer"
 
 
 @dataclass(frozen=True)
-class TrainingConfig:
-    """Everything that decides the fold models (hashed, with the pairs, into the training id)."""
+class FoldTrainingConfig:
+    """The settings every per-fold trainer has (the page scorer's, the reranker's: python_jobs/reranking/)."""
 
     dataset: str
     base_model: str = DEFAULT_EMBEDDER
@@ -61,6 +61,12 @@ class TrainingConfig:
     batch_size: int = 16
     learning_rate: float = 5e-5
     warmup_ratio: float = 0.1
+
+
+@dataclass(frozen=True)
+class TrainingConfig(FoldTrainingConfig):
+    """Everything that decides the page scorer's fold models (hashed, with the pairs, into the training id)."""
+
     doc_label: bool = True
 
 

@@ -39,11 +39,18 @@ import polars as pl
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake, check_id
 from python_jobs.core.run_ids import derived_id
-from python_jobs.corpus.encoders import DEFAULT_EMBEDDER, load_trainable_cross_encoder, resolve
+from python_jobs.corpus.encoders import load_trainable_cross_encoder, resolve
 from python_jobs.corpus.lake_chunks import read_chunks, resolve_chunker
 from python_jobs.page_scoring.folds import Fold, Pair, make_folds, training_pairs
 from python_jobs.page_scoring.pages import normalisation_params, read_page_texts
-from python_jobs.page_scoring.training import pairs_digest, run_trainer, seeded, train_folds, trainer_arguments
+from python_jobs.page_scoring.training import (
+    FoldTrainingConfig,
+    pairs_digest,
+    run_trainer,
+    seeded,
+    train_folds,
+    trainer_arguments,
+)
 from python_jobs.retrieval import Context, Query, RetrieverTree
 from python_jobs.retrieval.conditions import restrictions
 
@@ -53,23 +60,16 @@ HEAD = ("classifier", "pooler")  # the parameter names of the scoring head (`hea
 
 
 @dataclass(frozen=True)
-class RerankerTrainingConfig:
+class RerankerTrainingConfig(FoldTrainingConfig):
     """Everything that decides the fold models (hashed, with the examples, into the training id)."""
 
-    dataset: str
-    base_model: str = DEFAULT_EMBEDDER
+    epochs: int = 2
     passage: str = "chunk"
     first_stage: str | None = None  # None: the rerank retriever's default first stage
     negatives: int = 8
     negatives_depth: int = 30
     chunker_id: str | None = None
     head_only: bool = False
-    folds: int = 5
-    epochs: int = 2
-    seed: int = 0
-    batch_size: int = 16
-    learning_rate: float = 5e-5
-    warmup_ratio: float = 0.1
     max_length: int = 256
     doc_label: bool = True
 
