@@ -108,9 +108,10 @@ class RerankRetriever:
 
     def _pages(self):
         """(chunk_id -> the pages it covers, (doc, page) -> page text) for `page` passages."""
+        trained = self._trained()
+        doc_label = trained.training.doc_label if trained else True
+
         def build():
-            trained = self._trained()
-            doc_label = trained.training.doc_label if trained else True
             pages = read_page_texts(Lake(self.ctx.home), self.ctx.dataset, doc_label)
             text = {(d, p): t for d, p, t in pages.select("doc_id", "page_number", "text").iter_rows()}
             corpus = self.ctx.corpus(self.level)
@@ -119,7 +120,7 @@ class RerankRetriever:
                 covers[c] = [(d, n) for n in range(int(a), max(int(a), int(b)) + 1) if (d, n) in text] if a >= 0 else []
             return covers, text
 
-        return self.ctx.cached(("rerank_pages", self.level, self._trained() is not None), build)
+        return self.ctx.cached(("rerank_pages", self.level, doc_label), build)
 
     def search(self, queries: list[Query], depth: int) -> list[list[Hit]]:
         trained = self._trained()  # a bad training id or passage level fails before anything is searched

@@ -16,6 +16,7 @@ from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake
 from python_jobs.corpus.encoders import load_reranker
 from python_jobs.page_scoring.folds import gold_documents
+from python_jobs.page_scoring.pages import read_page_texts
 from python_jobs.page_scoring.training import TrainingConfig, train_page_scorer
 from python_jobs.reranking.training import RerankerTrainingConfig, train_reranker
 from python_jobs.retrieval.runs import RetrievalConfig
@@ -91,6 +92,21 @@ def test_the_same_seed_gives_the_same_scores_and_both_backends_agree(trained):
         assert flag.backend == "flagembedding"
         np.testing.assert_allclose(flag.score(PAIRS), a, rtol=0, atol=1e-5)
         assert len(set(np.round(a, 6))) == len(PAIRS)  # the scores tell the pairs apart: the check means something
+
+
+def test_page_passages_score_the_pages_a_chunk_covers(trained):
+    lake, tid = trained
+    model = str(lake.home / f"models/reranker/{tid}/fold-0")  # a plain path: no training, no passage check
+    out = retrieve(lake.home, DATASET, "rerank", first_stage="bm25", reranker=model, rerank_passage="page", k=3)
+    results = lake.read_partition("retrieval_results", str(out["run_id"])).sort("question_id", "rank")
+    page = {(d, p): t for d, p, t in read_page_texts(lake, DATASET).iter_rows()}
+    question = dict(lake.read("questions").select("question_id", "question").iter_rows())
+    # one chunk per page here: each chunk's score is its page's, the page as the page scorer reads it
+    keys = results.select("question_id", "doc_id", "page_start").iter_rows()
+    pairs = [(question[q], page[(d, p)]) for q, d, p in keys]
+    assert len(pairs) > 10 and all(" | " in text for _, text in pairs)  # the filing's label in front
+    np.testing.assert_allclose(results["score"].to_numpy(), load_reranker(model).score(pairs), rtol=0, atol=1e-6)
+    assert run_params(lake, str(out["run_id"]))["rerank"][0]["passage"] == "page"
 
 
 def test_bad_input_names_the_option_and_lands_nothing(trained):
