@@ -15,7 +15,7 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from dashboards.data import common, diagnosis, published
-from python_jobs.judge.trust import trust_note
+from python_jobs.marts.trust import trust_note
 
 DECIMALS = 4
 
@@ -63,11 +63,17 @@ def show_dataframe(frame: pl.DataFrame, key: str | None = None, height: int | st
                  width="stretch")
 
 
+# oracle bounds' reference lines (ranked_chart)
+BOUND_COLOUR = "#b45309"
+
+
 def ranked_chart(frame: pl.DataFrame, value: str, label: str, title: str, intervals: bool = False,
-                 domain: tuple[float, float] | None = (0, 1)) -> alt.LayerChart | alt.Chart:
+                 domain: tuple[float, float] | None = (0, 1),
+                 bounds: pl.DataFrame | None = None) -> alt.LayerChart | alt.Chart:
     """Runs as dots on one metric, sorted best first (frame rows already in that order), one row per run, labelled;
     with intervals, a rule from ci_low to ci_high beside each dot (null: none); a tied_with_best column colours the
-    runs tied with the best."""
+    runs tied with the best. `bounds` (the same columns): oracle runs, upper bounds drawn as dashed reference lines
+    across the chart at their value, each named, never as contenders' bars."""
     data_ = frame.to_pandas()
     order = frame[label].to_list()
     scale = alt.Scale(domain=list(domain)) if domain else alt.Scale(zero=False)
@@ -87,12 +93,19 @@ def ranked_chart(frame: pl.DataFrame, value: str, label: str, title: str, interv
     layers = [dots, labels]
     if intervals and "ci_low" in data_.columns:
         layers.append(base.mark_rule(strokeWidth=2, color="black").encode(x="ci_low:Q", x2="ci_high:Q"))
+    if bounds is not None and not bounds.is_empty():
+        marks = alt.Chart(bounds.select(label, value).to_pandas()).encode(
+            x=alt.X(f"{value}:Q", scale=scale), tooltip=[label, alt.Tooltip(f"{value}:Q", format=f".{DECIMALS}f")])
+        layers.append(marks.mark_rule(strokeDash=[6, 4], strokeWidth=2, color=BOUND_COLOUR))
+        # the name above the plot (clear of the bars), left of the line: a bound sits near the top of the scale
+        layers.append(marks.mark_text(align="right", dx=-4, y=-4, baseline="bottom", color=BOUND_COLOUR)
+                      .encode(text=f"{label}:N"))
     return alt.layer(*layers).properties(height=alt.Step(26))
 
 
 def show_trust(trust: pl.DataFrame, name: Callable[[dict[str, Any]], str]) -> None:
     """One line per judged mean and calibration (common.judge_trust's rows): `name` (the run, the metric), the mean and
-    its state in words (python_jobs/judge/trust.py, the wording `finrag report --judged` uses); a warning box where
+    its state in words (python_jobs/marts/trust.py, the wording `finrag report --judged` uses); a warning box where
     the judge is no better than chance, a green one where calibrated."""
     for r in trust.iter_rows(named=True):
         text = f"{name(r)} — mean {fmt(r['mean'])}: {trust_note(r, fmt)}"

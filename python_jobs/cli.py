@@ -3,10 +3,12 @@ and is imported only when it runs, so `finrag sql` does not pay for torch."""
 
 from __future__ import annotations
 
+import ast
 import importlib
 import importlib.util
 import os
 import sys
+from pathlib import Path
 
 import click
 
@@ -74,9 +76,28 @@ def with_verbosity(cmd: click.Command) -> click.Command:
     return cmd
 
 
+def short_help(module: str) -> str:
+    """A verb's one-line help without importing its module (`finrag --help` would import every job: torch, the PDF
+    writer, the embedded LLM server): its command's docstring, read from the source, which click shortens as its own
+    help listing does."""
+    spec = importlib.util.find_spec(module)
+    tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == "command":
+            return ast.get_docstring(node) or ""
+    return ""
+
+
 class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(v for v, m in VERBS.items() if importlib.util.find_spec(m) is not None)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The verbs and their help, each read from its module's source (no verb is imported to list them)."""
+        rows = [(name, short_help(VERBS[name])) for name in self.list_commands(ctx)]
+        limit = formatter.width - 6 - max((len(name) for name, _ in rows), default=0)
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, click.utils.make_default_short_help(text, limit)) for name, text in rows])
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         module = VERBS.get(name)

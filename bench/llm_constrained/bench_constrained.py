@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from python_jobs.core.lake import Lake
-from python_jobs.judge.metrics import load_metrics
+from python_jobs.core.metrics import load_metrics
 from python_jobs.judge.runs import Budget, load_items, not_applicable, render
 from python_jobs.judge.verdicts import json_objects, parse_reply, reply_format, reply_schema
 from python_jobs.llm import grammar

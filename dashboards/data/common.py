@@ -10,6 +10,7 @@ from pathlib import Path
 import polars as pl
 
 from dashboards.data.published import column_values, in_list, query
+from python_jobs.marts.trust import TRUST_COLUMNS
 
 
 def metric_registry(home: Path) -> pl.DataFrame | None:
@@ -70,6 +71,13 @@ def run_labels(home: Path) -> dict[str, str]:
     return {} if frame is None else dict(frame.rows())
 
 
+def oracle_bounds(home: Path) -> set[str]:
+    """The runs that saw the gold evidence (dim_runs.is_oracle_bound, the rules' oracle_bounds): upper bounds a
+    leaderboard draws as reference lines, never contenders for its best."""
+    frame = query(home, "select run_id from dim_runs where is_oracle_bound order by run_id", marts=["dim_runs"])
+    return set() if frame is None else set(frame["run_id"].to_list())
+
+
 def run_label(labels: dict[str, str], run_id: str) -> str:
     """How a selector shows a run: its label, then its id (ids stay visible: links and the CLI take them)."""
     label = labels.get(run_id)
@@ -93,10 +101,7 @@ def judge_trust(home: Path, judge_run_ids: Sequence[str] | None = None, metrics:
     metric_filter, metric_params = in_list("metric", metrics)
     where, params = in_list("dataset", datasets_)
     return query(home, f"""
-        select judge_run_id, answer_run_id, judge_model, dataset, metric, mean, n_ok, n_not_applicable, n_failed,
-               trust_state, label_set,
-               human_metric, calibration_method, n_labelled, n_unlabelled, ppi_lambda, calibrated_mean,
-               calibrated_lower, calibrated_upper, agreement_label_set, kappa, kappa_lower, kappa_upper
+        select {", ".join(TRUST_COLUMNS)}
         from mart_judge_trust
         where {runs} and {metric_filter} and {where}
         order by dataset, judge_run_id, metric, label_set nulls first, human_metric nulls first

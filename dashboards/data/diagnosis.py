@@ -30,7 +30,7 @@ def judgment_failures(home: Path, datasets_: Sequence[str] | None = None) -> pl.
 def _unpublished(home: Path) -> tuple[str, str]:
     """Why nothing can be read: no build has published anything, the published state is stale (a newer build was
     not published), or it was published by a build older than the marts the dashboard reads."""
-    from python_jobs.warehouse.publishing import PublishError, read_manifest
+    from python_jobs.marts.published import PublishError, read_manifest
 
     problem = publishing_problem(home)
     if problem is None:

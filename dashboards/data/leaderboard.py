@@ -61,11 +61,13 @@ def versus_best(home: Path, run_kind: str, metric: str, granularity: str | None,
     """mart_run_vs_best: each run of a kind (retrieval, generation, judge) against its family's best run (one
     dataset, metric, granularity, k) at any count of runs - the best run and its mean, the difference run − best over
     the questions both were scored on with its bootstrap interval, the randomization p, that p Holm-adjusted over the
-    family, Tukey's HSD p and tied_with_best; in the family's rank order."""
+    family, Tukey's HSD p and tied_with_best, and whether the run is an oracle bound (never the best); in the family's
+    rank order."""
     where, params = in_list("dataset", datasets_)
     return query(home, f"""
         select run_id, dataset, mean, n_questions, rank_in_family, n_runs_in_family, best_run_id, best_mean, is_best,
-               n_questions_shared, delta_vs_best, ci_low, ci_high, p_randomization, p_holm, p_tukey, tied_with_best
+               is_oracle_bound, n_questions_shared, delta_vs_best, ci_low, ci_high, p_randomization, p_holm, p_tukey,
+               tied_with_best
         from mart_run_vs_best
         where run_kind = ? and metric = ? and granularity is not distinct from ? and k is not distinct from ?
           and {where}

@@ -39,7 +39,7 @@ def run_comparison(home: Path, run_a: str, run_b: str, granularity: str | None,
                    k: int | None) -> pl.DataFrame | None:
     """mart_run_comparison's rows for (run_a, run_b): every metric of the pair at this granularity and k (retrieval)
     or the lexical / judged metrics (no granularity), in the registry's display order. None before a build
-    publishes the mart; empty when the mart does not compare the pair (int_run_pairs)."""
+    publishes the mart; empty when the mart does not compare the pair (fct_run_pairs)."""
     return query(home, """
         select metric, n_questions, mean_a, mean_b, delta, ci_low, ci_high, p_ttest, p_randomization, p_holm, wins,
                ties, losses, n_not_ok_a, n_not_ok_b

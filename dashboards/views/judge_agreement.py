@@ -9,7 +9,7 @@ import streamlit as st
 from dashboards import ui
 from dashboards.data import common
 from dashboards.data import judge_agreement as data
-from python_jobs.judge.trust import interval
+from python_jobs.marts.trust import interval
 
 MAX_LINKS = 25
 

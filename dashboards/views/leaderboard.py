@@ -23,6 +23,7 @@ registry = common.metric_registry(home)
 metric_labels = dict(zip(registry["metric"], registry["label"], strict=True))
 higher_is_better = dict(zip(registry["metric"], registry["higher_is_better"], strict=True))
 labels = common.run_labels(home)
+bounds = common.oracle_bounds(home)  # runs that saw the gold evidence: reference lines, not contenders
 chosen = st.multiselect("Datasets", all_datasets, default=all_datasets, key="datasets")
 
 
@@ -41,12 +42,14 @@ def run_filter(frame: pl.DataFrame, key: str, column: str = "run_id") -> tuple[p
 def ranked(frame: pl.DataFrame, metric: str, title: str, versus: pl.DataFrame | None = None,
            compare: dict[str, str] | None = None, key: str = "") -> None:
     """The runs on one metric, best first, as a chart; the best run's number as a tile; with `versus`
-    (data.versus_best), each run's interval against its family's best and the tied ones marked, then the table."""
+    (data.versus_best), each run's interval against its family's best and the tied ones marked, then the table.
+    Oracle bounds (runs that saw the gold evidence, dim_runs) are dashed reference lines, never the best."""
     scored = frame.filter(pl.col(metric).is_not_null())
     if scored.is_empty():
         st.info(f"No run of this selection has a {metric_labels.get(metric, metric)} value.")
         return
     scored = scored.sort(metric, descending=higher_is_better.get(metric, True))
+    versus = versus.filter(pl.col("run_id").is_in(scored["run_id"].to_list())) if versus is not None else None
     chart_frame = scored.select(
         pl.col("run_id"),
         ui.run_column(labels),
@@ -55,8 +58,14 @@ def ranked(frame: pl.DataFrame, metric: str, title: str, versus: pl.DataFrame | 
     duplicated = chart_frame["run"].is_duplicated()
     chart_frame = chart_frame.with_columns(
         pl.when(duplicated).then(pl.format("{} ({})", "run", "run_id")).otherwise("run").alias("run"))
+    is_bound = pl.col("run_id").is_in(sorted(bounds))
+    bound_lines, chart_frame = chart_frame.filter(is_bound), chart_frame.filter(~is_bound)
+    bound_runs, scored = scored.filter(is_bound), scored.filter(~is_bound)
+    if scored.is_empty():
+        st.info(f"Every run of this selection with a {metric_labels.get(metric, metric)} value is an oracle bound "
+                "(it saw the gold evidence): there is no contender to rank.")
+        return
     intervals = False
-    versus = versus.filter(pl.col("run_id").is_in(scored["run_id"].to_list())) if versus is not None else None
     if versus is not None and not versus.is_empty():
         # drawn where the best would be: its mean + the interval of (run − best); display arithmetic only
         chart_frame = chart_frame.join(
@@ -66,7 +75,11 @@ def ranked(frame: pl.DataFrame, metric: str, title: str, versus: pl.DataFrame | 
         intervals = chart_frame["ci_low"].is_not_null().any()
     top = scored.row(0, named=True)
     st.metric(f"Best: {common.run_label(labels, top['run_id'])}", ui.fmt(top[metric]))
-    st.altair_chart(ui.ranked_chart(chart_frame, "mean", "run", title, intervals=intervals), width="stretch")
+    st.altair_chart(ui.ranked_chart(chart_frame, "mean", "run", title, intervals=intervals, bounds=bound_lines),
+                    width="stretch")
+    if not bound_lines.is_empty():
+        st.caption("Dashed lines: oracle bounds - runs that saw the gold evidence (an oracle condition, or an answer "
+                   "run built on one), the upper bounds the contenders are measured against, never the best.")
     if compare is not None and scored.height > 1:
         # the way to "why": a run against the best one, question by question (flipped questions link on to the
         # drill-down)
@@ -78,6 +91,15 @@ def ranked(frame: pl.DataFrame, metric: str, title: str, versus: pl.DataFrame | 
             ui.page_link("run_vs_run", f"{common.run_label(labels, r['run_id'])} vs the best",
                          {"a": r["run_id"], "b": top["run_id"], "metric": metric, **compare},
                          icon=":material/compare_arrows:")
+    if compare is not None and not bound_runs.is_empty():
+        # how much a retriever leaves on the table: the best contender against each bound, question by question
+        st.markdown("**How far below the bound?** Compare the best run with each oracle bound, question by question:")
+        if "dataset" in bound_runs.columns:
+            bound_runs = bound_runs.filter(pl.col("dataset") == top["dataset"])
+        for r in bound_runs.head(MAX_COMPARE_LINKS).iter_rows(named=True):
+            ui.page_link("run_vs_run", f"the best vs the oracle bound {common.run_label(labels, r['run_id'])}",
+                         {"a": top["run_id"], "b": r["run_id"], "metric": metric, **compare},
+                         icon=":material/vertical_align_top:")
     if versus is not None and not versus.is_empty():
         st.caption("Black rule: the best run's mean + the 95 % bootstrap interval of (this run − the best run) over "
                    "the questions both were scored on; the best is the family's (the dataset's runs of this kind on "
@@ -85,7 +107,8 @@ def ranked(frame: pl.DataFrame, metric: str, title: str, versus: pl.DataFrame | 
                    "Tied: Tukey's HSD cannot tell the run from the best (mart_run_vs_best).")
         ui.show_dataframe(versus.with_columns(
             ui.run_column(labels),
-            pl.when(pl.col("tied_with_best")).then(pl.lit("tied with the best")).otherwise(pl.lit(""))
+            pl.when(pl.col("is_oracle_bound")).then(pl.lit("oracle bound"))
+            .when(pl.col("tied_with_best")).then(pl.lit("tied with the best")).otherwise(pl.lit(""))
             .alias("vs_best"))
             .select("run", "vs_best", "mean", "delta_vs_best", "ci_low", "ci_high", "p_randomization", "p_holm",
                     "p_tukey", "rank_in_family", "n_runs_in_family", "n_questions_shared", "best_run_id",

@@ -2,7 +2,6 @@
 Data Docs), and which marts are published (rows, build and publish times)."""
 
 import os
-from pathlib import Path
 
 import polars as pl
 import streamlit as st
@@ -10,26 +9,11 @@ import streamlit as st
 from dashboards import ui
 from dashboards.data import common, published
 from dashboards.data import overview as data
-
-PAGES = [
-    ("leaderboard.py", "Leaderboard", "runs sorted on a metric with intervals, metric-vs-k curves, sortable tables "
-     "(retrieval, generation, judged), by dataset and run"),
-    ("heatmap.py", "Topic × task", "OmniEval's topic × task matrix for any metric of any run"),
-    ("slices.py", "Slices", "DocRec@k / PageRec@k and any metric by doc type, question type…, with the oracle gap"),
-    ("run_vs_run.py", "Run vs run", "per-question differences of two runs, and the questions that flipped"),
-    ("sweeps.py", "Sweeps", "a sweep's parameters × a metric: each value's mean with its interval, the best setting, "
-     "the runs tied with the best"),
-    ("judge_agreement.py", "Judge agreement", "LLM judges against human labels: confusion matrix, accuracy, kappa"),
-    ("drilldown.py", "Drill-down", "why did this question fail: first gold ranks, chunks hit / miss / in prompt, "
-     "answers, judge verdicts and rationales"),
-    ("judged.py", "Judged answers", "answer-file scores per judge run, the worst questions, judge scores by slice"),
-    ("qa_generation.py", "QA generation", "generated questions kept per topic × task, LLM inspector vs humans"),
-    ("costs.py", "Costs", "LLM calls, failures, tokens, latency and cost per job run and purpose"),
-]
+from dashboards.pages import PAGES, VIEWS_DIR
 
 home = ui.page("FinRAG Warehouse")
-for file, title, what in PAGES:
-    st.page_link(str(Path(__file__).resolve().parent / file), label=f"**{title}** — {what}")
+for page in PAGES[1:]:  # the pages after this one
+    st.page_link(str(VIEWS_DIR / page.file), label=f"**{page.title}** — {page.what}")
 
 st.header("What the warehouse holds")
 st.caption("Its datasets and runs as the last build saw them (mart_datasets, dim_runs: what `finrag ls` prints); a "

@@ -1,6 +1,6 @@
 """Run vs run: is B better than A? Every metric's difference with its bootstrap 95 % interval, paired t-test and
 randomization p-values (mart_run_comparison), then per-question differences for one metric, the questions that
-flipped, and their texts (mart_run_pair_questions). The pairs are the ones the warehouse compares (int_run_pairs).
+flipped, and their texts (mart_run_pair_questions). The pairs are the ones the warehouse compares (fct_run_pairs).
 
 Flipped: the question passes in one run and not in the other - its score reaches the metric's pass threshold in the
 metric's direction (dim_metrics.pass_threshold and higher_is_better: for HAL a lower score passes), as the mart

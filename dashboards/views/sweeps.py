@@ -84,10 +84,12 @@ ui.show_table(best.select("parameter", pl.col("value").alias("best value"), "mea
 
 # ---------------------------------------------------------------------------------------------------- runs
 st.header("The sweep's runs")
-top = runs.filter(pl.col("is_best_in_sweep")).row(0, named=True)
+best_in_sweep = runs.filter(pl.col("is_best_in_sweep"))  # none when every run is an oracle bound
 family_best = runs["best_run_id"].drop_nulls()
 tiles = st.columns(2)
-tiles[0].metric(f"Best of the sweep: {top['setting']}  ({top['run_id']})", ui.fmt(top["mean"]))
+if best_in_sweep.height:
+    top = best_in_sweep.row(0, named=True)
+    tiles[0].metric(f"Best of the sweep: {top['setting']}  ({top['run_id']})", ui.fmt(top["mean"]))
 if family_best.len():
     best_id = family_best[0]
     in_sweep = best_id in runs["run_id"].to_list()

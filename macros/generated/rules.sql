@@ -31,3 +31,15 @@
 {% macro numeric_tolerance() -%}
     0.03
 {%- endmacro %}
+
+{% macro oracle_bound_condition(condition) -%}
+    coalesce({{ condition }} in ('oracle_doc', 'oracle_page'), false)
+{%- endmacro %}
+
+{% macro oracle_bound_eval_mode(eval_mode) -%}
+    coalesce({{ eval_mode }} in ('oracle', 'oracle_reverse', 'inContext', 'inContext_reverse'), false)
+{%- endmacro %}
+
+{% macro calibration_methods() -%}
+    {{ return([{'name': 'ppi++', 'label': 'PPI++', 'lambda': 'estimated', 'columns': 'ppi', 'reported': True}, {'name': 'classic_ppi', 'label': 'classic PPI', 'lambda': 1, 'columns': 'ppi_classic', 'reported': False}, {'name': 'human_only', 'label': 'human labels only', 'lambda': None, 'columns': 'human', 'reported': False}]) }}
+{%- endmacro %}

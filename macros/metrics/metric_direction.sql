@@ -1,5 +1,5 @@
 {#- Whether a score passes, in the metric's direction (the registry's higher_is_better), written once. Who won a
-    question is the function pair_outcome (python_jobs/warehouse/paired_tests.py, registered into SQL), which
+    question is the function pair_outcome (python_jobs/stats/paired_tests.py, registered into SQL), which
     `finrag compare` calls too. -#}
 
 {% macro passes_threshold(value, threshold, higher_is_better) -%}

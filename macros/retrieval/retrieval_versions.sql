@@ -44,7 +44,7 @@
     - the value of every var and env var named in that code (var('...') / env_var('...')), so e.g.
       `--vars '{retrieval_exclude_without_content: []}'` recomputes the runs of the models that read it;
     - the source of every Python function the warehouse registers into SQL that the code calls (sql_function_version,
-      python_jobs/warehouse/sql_functions.py: the function, what it calls, the versions of the libraries it uses).
+      python_jobs/stats/sql_functions.py: the function, what it calls, the versions of the libraries it uses).
     Graph, macros and vars are hashed at compile time; the function part is looked up by the database at run time.
 -#}
 {%- set start = node_id or model.unique_id -%}
@@ -212,7 +212,7 @@ insert into {{ this.incorporate(path={'identifier': 'finrag_run_versions'}) }}
 {%- if not execute -%}
     {{ return('true') }}
 {%- endif -%}
-{%- set pairs = ref('int_run_pairs') -%}
+{%- set pairs = ref('fct_run_pairs') -%}
 {%- if load_relation(pairs) is none -%}
     {#- compiled before the pairs were ever built (`dbt compile`, a linter on a fresh home): any run may be pending -#}
     {{ return('true') }}
@@ -236,6 +236,6 @@ insert into {{ this.incorporate(path={'identifier': 'finrag_run_versions'}) }}
 {% macro run_comparisons_drop_vanished() %}
 {#- post-hook of fct_run_comparisons: the pairs no longer compared (a run gone, another best) leave it. -#}
 {%- if is_incremental() %}
-delete from {{ this }} where pair_key not in (select pair_key from {{ ref('int_run_pairs') }})
+delete from {{ this }} where pair_key not in (select pair_key from {{ ref('fct_run_pairs') }})
 {%- endif %}
 {% endmacro %}

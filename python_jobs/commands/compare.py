@@ -10,7 +10,7 @@ of the difference, the paired t-test and randomization p-values, the Holm-adjust
                      judgments left out)
     --format json    a list of objects with every column of the mart and `source`
 
-The rules and decisions are documented in python_jobs/warehouse/comparisons.py and paired_tests.py.
+The rules and decisions are documented in python_jobs/marts/comparisons.py and paired_tests.py.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import click
 import polars as pl
 
 from python_jobs.core.rules import GRANULARITIES
-from python_jobs.warehouse.comparisons import WHOLE_RANKING, run_comparison
+from python_jobs.marts.comparisons import WHOLE_RANKING, run_comparison
 
 P_VALUES = ("p_ttest", "p_randomization", "p_holm", "p_tukey")
 TABLE_COLUMNS = ("metric", "granularity", "k", "role", "n_questions", "mean_a", "mean_b", "delta", "wins", "ties",

@@ -15,7 +15,7 @@ import click
 
 from python_jobs.core.config import HOME_ENV, PROJECT_DIR, data_docs_dir, warehouse_home
 from python_jobs.core.console import say
-from python_jobs.warehouse.publishing import PublishError, read_manifest
+from python_jobs.marts.published import PublishError, read_manifest
 
 APP = PROJECT_DIR / "dashboards" / "app.py"
 

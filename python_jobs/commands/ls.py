@@ -11,8 +11,7 @@ import click
 import polars as pl
 
 from python_jobs.core.console import say
-from python_jobs.warehouse.publishing import PublishError
-from python_jobs.warehouse.queries import select
+from python_jobs.marts.published import PublishError, select
 
 DATASETS = "select * from mart_datasets order by dataset"
 RUNS = "select kind, run_id, dataset, label, created_at from dim_runs order by created_at desc nulls last, run_id"

@@ -10,7 +10,7 @@
 `finrag report --judged [--run-id JUDGE_OR_ANSWER_RUN]`: every judged mean with how far it can be trusted
 (calibrated, uncalibrated, or no better than chance against humans: mart_judge_trust).
 
-The rules and decisions are documented in python_jobs/warehouse/reports.py.
+The rules and decisions are documented in python_jobs/marts/reports.py.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import polars as pl
 from python_jobs.commands._options import target_option
 from python_jobs.core.errors import InputError
 from python_jobs.core.rules import GRANULARITIES, SLICE_CROSSINGS, SLICE_DIMENSIONS
-from python_jobs.warehouse.reports import judged_means, leaderboard, slices, trec_lines
+from python_jobs.marts.reports import judged_means, leaderboard, slices, trec_lines
 
 
 @click.command("report")

@@ -1,5 +1,5 @@
 """`finrag sql "QUERY"`: a read-only query over the published warehouse, for analysts
-(python_jobs/warehouse/queries.py)."""
+(python_jobs/marts/queries.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import click
 import polars as pl
 
 from python_jobs.commands._options import target_option
-from python_jobs.warehouse.queries import DIALECTS, query, transpile
+from python_jobs.marts.queries import DIALECTS, query, transpile
 
 
 @click.command("sql")

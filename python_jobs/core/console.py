@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tqdm import tqdm
+if TYPE_CHECKING:  # imported where a note or a bar is drawn: `finrag --help` and the read verbs draw none
+    from tqdm import tqdm
 
 # -1 quiet (errors and warnings only), 0 normal (notes too), 1 verbose (and the libraries' INFO logs). Held in the
 # environment so the processes a job starts (dbt, PDF workers, the embedded LLM server) follow it.
@@ -38,6 +39,8 @@ def say(msg: str) -> None:
     if verbosity() <= QUIET and not msg.startswith("warning"):
         return
     # through tqdm, so a note never breaks a progress bar that is being drawn
+    from tqdm import tqdm
+
     tqdm.write(msg, file=sys.stderr)
 
 
@@ -51,5 +54,7 @@ def progress(iterable: Iterable[Any] | None = None, *, desc: str, unit: str, tot
     """The one way jobs draw a progress bar: on stderr, and only where a person watches it. Off when the caller
     turns it off, when TQDM_DISABLE is set, and when stderr is not a terminal (a log file, CI, a pipe), so logs
     hold notes, not thousands of bar redraws."""
+    from tqdm import tqdm
+
     off = not enabled or _bars_off_by_env() or not sys.stderr.isatty()
     return tqdm(iterable, total=total, desc=desc, unit=unit, file=sys.stderr, disable=off)

@@ -1,7 +1,8 @@
 """The warehouse's rules (python_jobs/core/rules.yml), read once: the retrieval granularities and the slice
 dimensions with their display order and labels, what makes an evidence row relevant, which pages a chunk covers,
-and the numeric match's tolerance. Python uses these; dbt uses the macros generated from the same file
-(macros/generated/rules.sql, python_jobs/warehouse/dbt_codegen.py); nothing spells them a second time."""
+the numeric match's tolerance, which runs are oracle bounds rather than contenders, and the calibration methods.
+Python uses these; dbt uses the macros generated from the same file (macros/generated/rules.sql,
+python_jobs/warehouse/dbt_codegen.py); nothing spells them a second time."""
 
 from __future__ import annotations
 
@@ -22,6 +23,15 @@ class Value:
 
 
 @dataclass(frozen=True)
+class CalibrationMethod:
+    name: str
+    label: str
+    lam: float | str | None  # "estimated" (PPI++), a fixed lambda (classic PPI: 1), None (human labels only)
+    columns: str  # the prefix of its columns in mart_judge_calibrated
+    reported: bool = False  # what mart_judge_trust reports where the method has a mean
+
+
+@dataclass(frozen=True)
 class Rules:
     granularities: tuple[Value, ...]
     slice_dimensions: tuple[Value, ...]  # columns of dim_questions
@@ -29,7 +39,17 @@ class Rules:
     min_relevance: int
     missing_page_end: str  # the column a null page_end falls back to
     numeric_tolerance: float
+    oracle_conditions: tuple[str, ...]  # retrieval conditions that see the gold evidence
+    oracle_eval_modes: tuple[str, ...]  # answer eval modes whose prompt held the gold evidence
+    calibration_methods: tuple[CalibrationMethod, ...]
     descriptions: dict[str, str]
+
+    def calibration_method(self, name: str) -> CalibrationMethod:
+        """A declared calibration method by name (mart_judge_trust.calibration_method's values)."""
+        found = [m for m in self.calibration_methods if m.name == name]
+        if not found:
+            raise KeyError(f"no calibration method {name!r} in {RULES_YML.name}")
+        return found[0]
 
     @property
     def granularity_names(self) -> tuple[str, ...]:
@@ -62,6 +82,11 @@ def load(path: Path = RULES_YML) -> Rules:
     missing = raw["page_coverage"]["missing_page_end"]
     if missing != "page_start":
         raise ValueError(f"{path}: page_coverage.missing_page_end must be page_start, not {missing!r}")
+    methods = tuple(CalibrationMethod(str(v["name"]), str(v["label"]), v.get("lambda"), str(v["columns"]),
+                                      bool(v.get("reported", False))) for v in raw["calibration_methods"]["values"])
+    if sum(m.reported for m in methods) != 1 or sum(m.lam is None for m in methods) != 1:
+        raise ValueError(f"{path}: calibration_methods must have one `reported` method and one without lambda "
+                         "(the human labels alone)")
     return Rules(
         granularities=values("granularities"),
         slice_dimensions=values("slice_dimensions"),
@@ -69,6 +94,9 @@ def load(path: Path = RULES_YML) -> Rules:
         min_relevance=int(raw["relevance"]["min_relevance"]),
         missing_page_end=missing,
         numeric_tolerance=float(raw["numeric_match"]["tolerance"]),
+        oracle_conditions=tuple(str(c) for c in raw["oracle_bounds"]["conditions"]),
+        oracle_eval_modes=tuple(str(m) for m in raw["oracle_bounds"]["eval_modes"]),
+        calibration_methods=methods,
         descriptions={key: " ".join(str(section.get("description", "")).split()) for key, section in raw.items()},
     )
 

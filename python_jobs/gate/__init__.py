@@ -7,7 +7,7 @@ metrics are per-answer means over repeats there). Rules and decisions:
 - The question asked is non-inferiority: is the candidate worse than the baseline by more than the metric's margin
   δ (the largest loss that does not matter)? With d_i the per-question difference candidate - baseline turned to
   the metric's direction (the registry's higher_is_better: a loss is negative), the per-question values
-  d_i + δ go to `paired_tests` (python_jobs/warehouse/paired_tests.py, the build's one definition, with the
+  d_i + δ go to `paired_tests` (python_jobs/stats/paired_tests.py, the build's one definition, with the
   settings of vars run_comparison_*): its bootstrap interval, moved back by δ, is the interval of the difference;
   its two-sided paired t-test p gives the one-sided p of "mean(d) < -δ" (half of it on the side the mean falls, one
   less half on the other; scipy's ttest_rel(alternative='less') of d + δ).
@@ -18,13 +18,15 @@ metrics are per-answer means over repeats there). Rules and decisions:
   slice with fewer than `min_questions` shared questions is reported "not tested" and kept out of Holm's family. The
   gate's verdict: fail if any row fails, else inconclusive if any row is, else pass.
 - Margins are given on the metric's own scale (the registry's scale_min..scale_max; 0 <= δ <= its width) and divided
-  by that width, since the per-question values compared are normalised to [0, 1].
+  by that width, since the per-question values compared are normalised to [0, 1]. The outputs speak the metric's
+  own scale again: means, differences, intervals, margins and questions' scores go back to it in one function,
+  python_jobs/gate/reports.py's on_metric_scale (p-values and verdicts are the same on either scale; it says why).
 - Slices: the whole set, then every value of each slice dimension the file names (python_jobs/core/rules.yml, the
   columns of dim_questions); questions without a value in a dimension belong to none of its slices.
 - The baseline: --baseline, else the file's `baseline`: a run id; `best`, each metric's best run of the candidate's
-  dataset and kind (mart_run_families; where the candidate is that best run it is compared with nothing and
-  passes); `sweep:<sweep id>`, that sweep's baseline run (mart_sweep_runs), or `sweep`, the baseline of the sweep
-  the candidate belongs to.
+  dataset and kind (mart_run_families: never an oracle bound, a run that saw the gold evidence; where the candidate
+  is that best run it is compared with nothing and passes); `sweep:<sweep id>`, that sweep's baseline run
+  (mart_sweep_runs), or `sweep`, the baseline of the sweep the candidate belongs to.
 - Judged metrics where a calibration is declared (fct_judge_calibration_pairs): a question whose answers both runs
   judged are labelled by the same label set and human metric is paired on the human labels (the calibrated value),
   any other on the judges' per-answer means - never one of each.

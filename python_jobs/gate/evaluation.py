@@ -14,8 +14,8 @@ import polars as pl
 from python_jobs.core.errors import InputError
 from python_jobs.gate.spec import WHOLE_SET, GateFile, GateMetric, read_gate
 from python_jobs.gate.verdicts import NOT_TESTED, PAIRED_SCHEMA, gate_statistics, gate_verdict
-from python_jobs.warehouse.comparisons import NO_SCORES, comparison_settings, scored_runs
-from python_jobs.warehouse.queries import published_connection
+from python_jobs.marts.comparisons import NO_SCORES, comparison_settings, scored_runs
+from python_jobs.marts.published import not_published, published_connection, run
 
 BEST = "best"
 SWEEP = "sweep"
@@ -32,8 +32,12 @@ class GateResult:
     baselines: tuple[str, ...]  # the baseline run(s): one, or each metric's best
     alpha: float
     min_questions: int
-    rows: pl.DataFrame  # verdicts.RESULT_SCHEMA plus `label` (the metric's display name with granularity and k)
-    regressed: pl.DataFrame  # metric label, question_id, question, value_baseline, value_candidate, delta
+    # the values as the statistics ran on them, normalised to [0, 1]: the outputs (python_jobs/gate/reports.py) move
+    # them to each metric's own scale, the registry's scale_min..scale_max, which both frames carry
+    rows: pl.DataFrame  # verdicts.RESULT_SCHEMA plus `label` (the metric's display name with granularity and k),
+    #                     scale_min, scale_max
+    regressed: pl.DataFrame  # metric label, question_id, question, value_baseline, value_candidate, delta, scale_min,
+    #                          scale_max
     verdict: str
 
     @property
@@ -53,17 +57,8 @@ class Resolved:
     margin: float  # normalised by the scale's width
     label: str
     baseline: str
-
-
-def _not_published(exc: duckdb.CatalogException) -> InputError:
-    return InputError(f"{str(exc).splitlines()[0]}: it is not published; run `finrag build`", field="home")
-
-
-def _sql(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[object] = ()) -> pl.DataFrame:
-    try:
-        return con.sql(sql, params=list(params)).pl()
-    except duckdb.CatalogException as exc:
-        raise _not_published(exc) from None
+    scale_min: float
+    scale_max: float
 
 
 class _Checker:
@@ -82,9 +77,9 @@ class _Checker:
 
 def _resolve_metrics(con: duckdb.DuckDBPyConnection, gate: GateFile, check: _Checker, candidate: str,
                      baseline: str, kind: str, dataset: str) -> list[Resolved]:
-    registry = {r["metric"]: r for r in _sql(con, "select metric, family, label, higher_is_better, scale_min, "
+    registry = {r["metric"]: r for r in run(con, "select metric, family, label, higher_is_better, scale_min, "
                                                   "scale_max, granularities from dim_metrics").to_dicts()}
-    scored = _sql(con, "select distinct metric, granularity, k from fct_run_metric_stats where run_id = ?",
+    scored = run(con, "select distinct metric, granularity, k from fct_run_metric_stats where run_id = ?",
                   [candidate])
     have = {(m, g, k) for m, g, k in scored.iter_rows()}
     out: list[Resolved] = []
@@ -123,14 +118,20 @@ def _resolve_metrics(con: duckdb.DuckDBPyConnection, gate: GateFile, check: _Che
         if key in seen:
             raise check.gate(f"{m.metric} is in the gate twice", where)
         seen.add(key)
-        run = baseline
+        # not `run`: that is the published marts' query function, which this function calls
+        baseline_run = baseline
         if baseline == BEST:  # each metric's best run of the dataset and kind, as mart_run_families ranks them
-            best = _sql(con, "select best_run_id from mart_run_families where dataset = ? and run_kind = ? and "
+            # (among the runs that did not see the gold evidence: an oracle bound is never the best)
+            best = run(con, "select best_run_id from mart_run_families where dataset = ? and run_kind = ? and "
                              "metric = ? and granularity is not distinct from ? and k is not distinct from ?",
                         [dataset, kind, m.metric, granularity, k])
-            run = best["best_run_id"][0]
+            baseline_run = best["best_run_id"][0]
+            if baseline_run is None:  # the mart's rule, not a second one here: a bound is never a family's best
+                raise check.gate(f"no best run to compare {m.metric} with: every {kind} run of {dataset!r} on it is "
+                                 "an oracle bound (it saw the gold evidence; mart_run_families)", where)
         label = row["label"] + (f"@{k}" if k else "") + (f" ({granularity})" if granularity else "")
-        out.append(Resolved(i, m, granularity, k, bool(row["higher_is_better"]), m.margin / width, label, run))
+        out.append(Resolved(i, m, granularity, k, bool(row["higher_is_better"]), m.margin / width, label, baseline_run,
+                            float(row["scale_min"]), float(row["scale_max"])))
     return out
 
 
@@ -149,7 +150,7 @@ def _resolve_baseline(con: duckdb.DuckDBPyConnection, gate: GateFile, check: _Ch
         return BEST
     if given == SWEEP or given.startswith(f"{SWEEP}:"):
         sweep = given.partition(":")[2]
-        frame = _sql(con, "select distinct sweep_id, run_id, is_baseline from mart_sweep_runs where "
+        frame = run(con, "select distinct sweep_id, run_id, is_baseline from mart_sweep_runs where "
                           + ("sweep_id = ?" if sweep else
                              "sweep_id in (select sweep_id from mart_sweep_runs where run_id = ?)"),
                      [sweep or candidate])
@@ -176,7 +177,7 @@ def _scores(con: duckdb.DuckDBPyConnection, runs: Sequence[str], metrics: Sequen
     """The runs' per-question scores of the metrics, with the questions' slice values (text) and question text."""
     columns = "".join(f", cast(questions.{s} as varchar) as slice__{s}" for s in slices)
     runs_marks, metric_marks = ", ".join("?" for _ in runs), ", ".join("?" for _ in metrics)
-    return _sql(con, f"""
+    return run(con, f"""
         select scores.run_id, scores.question_id, scores.metric, scores.granularity, scores.k, scores.value,
                questions.question{columns}
         from fct_question_metric_scores as scores
@@ -190,7 +191,7 @@ def _calibrated(con: duckdb.DuckDBPyConnection, pairs: pl.DataFrame, metric: str
                 baseline: str) -> pl.DataFrame:
     """`pairs` (question_id, value_baseline, value_candidate) with both values replaced by the human labels where a
     label set labels both runs' answers (the first such label set and human metric, in name order)."""
-    labels = _sql(con, "select label_set, human_metric, predictor_run_id, question_id, human_score "
+    labels = run(con, "select label_set, human_metric, predictor_run_id, question_id, human_score "
                        "from fct_judge_calibration_pairs where predictor = ? and predictor_run_id in (?, ?) "
                        "and is_labelled", [metric, candidate, baseline])
     if labels.is_empty():
@@ -217,7 +218,7 @@ def evaluate_gate(gate_file: str | Path, candidate: str, baseline: str | None = 
         try:
             found = scored_runs([candidate], con).get(candidate)
         except duckdb.CatalogException as exc:
-            raise _not_published(exc) from None
+            raise not_published(exc) from None
         if found is None:
             raise check.option(f"candidate {candidate!r} {NO_SCORES}", "--candidate")
         kind, dataset = found
@@ -254,14 +255,16 @@ def evaluate_gate(gate_file: str | Path, candidate: str, baseline: str | None = 
                              .filter(pl.col("delta") * sign < 0).sort(pl.col("delta") * sign, "question_id")
                              .head(REGRESSED_PER_METRIC)
                              .select(pl.lit(m.label).alias("label"), "question_id", "question", "value_baseline",
-                                     "value_candidate", "delta"))
+                                     "value_candidate", "delta", scale_min=pl.lit(m.scale_min, pl.Float64),
+                                     scale_max=pl.lit(m.scale_max, pl.Float64)))
     rows = gate_statistics(pl.concat(paired), settings, alpha, gate.min_questions)
     if rows.filter(pl.col("verdict") != NOT_TESTED).is_empty():
         raise check.gate(f"no metric x slice has {gate.min_questions} shared questions (min_questions): nothing "
                          "can be tested", "min_questions")
-    labels = pl.DataFrame([{"metric": m.spec.metric, "granularity": m.granularity, "k": m.k, "label": m.label}
-                           for m in metrics], schema={"metric": pl.String, "granularity": pl.String, "k": pl.Int64,
-                                                      "label": pl.String})
+    labels = pl.DataFrame([{"metric": m.spec.metric, "granularity": m.granularity, "k": m.k, "label": m.label,
+                            "scale_min": m.scale_min, "scale_max": m.scale_max} for m in metrics],
+                          schema={"metric": pl.String, "granularity": pl.String, "k": pl.Int64, "label": pl.String,
+                                  "scale_min": pl.Float64, "scale_max": pl.Float64})
     rows = rows.join(labels, on=["metric", "granularity", "k"], how="left", nulls_equal=True, maintain_order="left")
     return GateResult(file, candidate, dataset, kind, baselines, alpha, gate.min_questions, rows,
                       pl.concat(regressed), gate_verdict(rows))

@@ -1,5 +1,6 @@
 """What a CI system reads of a gate: the table (stdout, worst first), JUnit XML (one test case per metric x slice, as
-pytest writes it: GitLab, Jenkins and GitHub's test reporters render it), a Markdown pull-request comment and JSON."""
+pytest writes it: GitLab, Jenkins and GitHub's test reporters render it), a Markdown pull-request comment and JSON.
+Every output speaks each metric's own scale, the one the gate file writes its margins on (`on_metric_scale`)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,36 @@ import json
 import xml.etree.ElementTree as ET
 from typing import Any
 
+import polars as pl
+
 from python_jobs.gate.evaluation import GateResult
 from python_jobs.gate.spec import WHOLE_SET
 from python_jobs.gate.verdicts import FAIL, INCONCLUSIVE, NOT_TESTED
 
 HEADER = ("verdict", "metric", "slice", "n", "baseline", "candidate", "delta", "interval", "margin", "p_holm", "note")
 QUESTION_CHARS = 80  # a question's text in the Markdown summary, cut
+# what on_metric_scale moves to the metric's own scale: scores (scale_min + width x v) and differences of scores
+# (width x d); n, the p-values and the verdict have no scale
+SCORES = ("mean_baseline", "mean_candidate", "value_baseline", "value_candidate")
+DIFFERENCES = ("delta", "ci_low", "ci_high", "margin")
+
+
+def on_metric_scale(frame: pl.DataFrame) -> pl.DataFrame:
+    """A gate's rows or regressed questions (GateResult) with every score and difference of scores moved from the
+    normalised [0, 1] the statistics ran on to the metric's own scale, the registry's scale_min..scale_max each row
+    carries: the one conversion every output calls (a [0, 1] metric's values stay as they are, bit for bit).
+
+    Only the reporting converts, and the verdicts would be the same had the statistics run on the metric's own scale:
+    that is the linear map v -> scale_min + w v (w = scale_max - scale_min > 0), under which each per-question
+    difference and the margin become w times what they were (scale_min cancels). The t statistic
+    mean(d + margin) / (sd(d + margin) / sqrt(n)) is unchanged by the factor w, so are the one-sided p and Holm's p;
+    the bootstrap draws its resamples independently of the values and its percentiles are linear in them, so the
+    interval's ends are w times theirs and "lower end >= -margin" holds on both scales or on neither; n_needed depends
+    only on a ratio of two such differences. tests/unit/gate/test_gate_reports.py checks it on correctness (-1..2)."""
+    width = pl.col("scale_max") - pl.col("scale_min")
+    return frame.with_columns(
+        *[(pl.col("scale_min") + width * pl.col(c)).alias(c) for c in SCORES if c in frame.columns],
+        *[(width * pl.col(c)).alias(c) for c in DIFFERENCES if c in frame.columns])
 
 
 def _num(v: float | None, fmt: str = ".4f") -> str:
@@ -48,12 +73,14 @@ def headline(result: GateResult) -> str:
     baseline = result.baselines[0] if len(result.baselines) == 1 else "each metric's best run (" + ", ".join(
         result.baselines) + ")"
     return (f"gate {result.verdict}: candidate {result.candidate} against {baseline} ({result.kind} runs of "
-            f"{result.dataset}); {result.n_tested} metric x slice tested, Holm at alpha {result.alpha:g}; delta = "
-            "candidate - baseline, interval at the comparisons' level, margin = the loss allowed")
+            f"{result.dataset}); {result.n_tested} metric x slice tested, Holm at alpha {result.alpha:g}; scores on "
+            "each metric's own scale, delta = candidate - baseline, interval at the comparisons' level, margin = the "
+            "loss allowed")
 
 
 def table(result: GateResult) -> str:
-    lines = [list(HEADER)] + [cells(r, result.min_questions) for r in result.rows.iter_rows(named=True)]
+    lines = [list(HEADER)] + [cells(r, result.min_questions)
+                              for r in on_metric_scale(result.rows).iter_rows(named=True)]
     widths = [max(len(line[i]) for line in lines) for i in range(len(HEADER))]
     text = ["  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip() for line in lines]
     return "\n".join([headline(result), *text]) + "\n"
@@ -62,7 +89,7 @@ def table(result: GateResult) -> str:
 def junit_xml(result: GateResult) -> str:
     """One testsuite, one testcase per metric x slice (classname: the metric; name: the slice): a failure carries the
     difference, its interval and the adjusted p; a slice not tested is skipped."""
-    rows = list(result.rows.iter_rows(named=True))
+    rows = list(on_metric_scale(result.rows).iter_rows(named=True))
     count = {v: sum(r["verdict"] == v for r in rows) for v in (FAIL, NOT_TESTED)}
     suites = ET.Element("testsuites", name="finrag gate")
     suite = ET.SubElement(suites, "testsuite", name=f"finrag gate {result.gate_file}", errors="0",
@@ -75,8 +102,8 @@ def junit_xml(result: GateResult) -> str:
         case = ET.SubElement(suite, "testcase", classname=f"gate.{r['label']}", name=_slice(r), time="0")
         detail = (f"delta {_num(r['delta'], '+.4f')} (candidate {_num(r['mean_candidate'])} - baseline "
                   f"{_num(r['mean_baseline'])}) on {r['n_questions']} questions, interval "
-                  f"[{_num(r['ci_low'], '+.4f')}, {_num(r['ci_high'], '+.4f')}], margin {_margin(r)}, "
-                  f"adjusted p {_num(r['p_holm'], '.3g')}")
+                  f"[{_num(r['ci_low'], '+.4f')}, {_num(r['ci_high'], '+.4f')}], margin {_margin(r)} on the "
+                  f"scale [{r['scale_min']:g}, {r['scale_max']:g}], adjusted p {_num(r['p_holm'], '.3g')}")
         if r["verdict"] == FAIL:
             ET.SubElement(case, "failure", message=f"worse by more than the margin: {detail}").text = detail
         elif r["verdict"] == NOT_TESTED:
@@ -98,11 +125,11 @@ def markdown(result: GateResult) -> str:
     out = [f"### finrag gate: **{result.verdict.upper()}**", "", _md(headline(result)), "",
            "| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
     out += ["| " + " | ".join(_md(c) for c in cells(r, result.min_questions)) + " |"
-            for r in result.rows.iter_rows(named=True)]
+            for r in on_metric_scale(result.rows).iter_rows(named=True)]
     if not result.regressed.is_empty():
         out += ["", "#### Questions that regressed most", "",
                 "| metric | question_id | question | baseline | candidate | delta |", "|---|---|---|---|---|---|"]
-        for q in result.regressed.iter_rows(named=True):
+        for q in on_metric_scale(result.regressed).iter_rows(named=True):
             text = (q["question"] or "")[:QUESTION_CHARS]
             out.append(f"| {_md(q['label'])} | `{_md(q['question_id'])}` | {_md(text)} | {q['value_baseline']:.4f} "
                        f"| {q['value_candidate']:.4f} | {q['delta']:+.4f} |")
@@ -113,4 +140,5 @@ def as_json(result: GateResult) -> str:
     return json.dumps({
         "verdict": result.verdict, "candidate": result.candidate, "baselines": list(result.baselines),
         "dataset": result.dataset, "kind": result.kind, "alpha": result.alpha, "min_questions": result.min_questions,
-        "rows": result.rows.to_dicts(), "regressed": result.regressed.to_dicts()}, ensure_ascii=False, indent=1)
+        "rows": on_metric_scale(result.rows).to_dicts(),
+        "regressed": on_metric_scale(result.regressed).to_dicts()}, ensure_ascii=False, indent=1)

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from python_jobs.gate.spec import WHOLE_SET
-from python_jobs.warehouse.paired_tests import paired_tests_batch
+from python_jobs.stats.paired_tests import paired_tests_batch
 
 FAIL, INCONCLUSIVE, PASS, NOT_TESTED = "fail", "inconclusive", "pass", "not tested"
 VERDICT_ORDER = (FAIL, INCONCLUSIVE, PASS, NOT_TESTED)  # worst first

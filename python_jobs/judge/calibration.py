@@ -34,7 +34,7 @@ import polars as pl
 from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake
-from python_jobs.judge.metrics import SEED
+from python_jobs.core.metrics import SEED
 
 TABLE = "calibration_pairings"
 FAMILIES = ("lexical", "judged")  # per-answer scores; contracts.yml's accepted predictor_family

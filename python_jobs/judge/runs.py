@@ -3,7 +3,7 @@
     finrag judge --answer-run A [--metrics correctness,faithfulness] [--judge-model M] [--limit N] [--question-id Q]
                  [--repeats N [--temperature T]]
 
-- Metrics and their scales come from the judged rows of the metric registry, seeds/metrics.csv (judge/metrics.py).
+- Metrics and their scales come from the judged rows of the metric registry, seeds/metrics.csv (core/metrics.py).
   Default metrics: every metric that applies to the run (those needing passages are left out when the run has none
   at all, e.g. closed book).
 - One rubric prompt per metric, prompts/judge_<metric>_v1.txt (--rubric METRIC=NAME_OR_PATH swaps one). Each
@@ -52,18 +52,20 @@ from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError
 from python_jobs.core.job_config import JobConfig
 from python_jobs.core.lake import Lake, check_id
+from python_jobs.core.metrics import ANSWER_FILE_WORDS, MAX_PASSAGES, MetricSpec, load_metrics
+from python_jobs.core.rules import RULES
 from python_jobs.core.run_ids import derived_id
 from python_jobs.core.shards import Shard
-from python_jobs.judge.metrics import ANSWER_FILE_WORDS, MAX_PASSAGES, MetricSpec, load_metrics
 from python_jobs.judge.verdicts import Verdict, parse_reply, reply_format
 from python_jobs.llm.client import ChatRequest, LLMClient, LLMResult, raise_if_all_failed
 from python_jobs.llm.config import LLMConfig
 from python_jobs.llm.prompts import PromptTemplate, load_template
-from python_jobs.warehouse.text_metrics import first_words, parse_amounts
+from python_jobs.stats.text_metrics import first_words, parse_amounts
 
 # FinanceBench eval modes whose prompt held the gold evidence (oracle: the evidence pages; inContext: the whole
-# filing, of which we have the evidence pages); *_reverse put the context after the question
-EVIDENCE_MODES = {"oracle", "oracle_reverse", "inContext", "inContext_reverse"}
+# filing, of which we have the evidence pages); *_reverse put the context after the question. The rules' oracle
+# bounds declare them once (the same modes make an answer run an oracle bound on the leaderboards)
+EVIDENCE_MODES = set(RULES.oracle_eval_modes)
 REFERENCE_TOKENS = 200
 # the sampling temperature of repeated judgments (--repeats > 1) when --temperature is not given: high enough that
 # the judge's own uncertainty shows between repeats, the common default of chat endpoints

@@ -21,7 +21,7 @@ from pydantic import (
     ValidationError,
 )
 
-from python_jobs.judge.metrics import MetricSpec, fmt_number
+from python_jobs.core.metrics import MetricSpec, fmt_number
 
 NA_STRINGS = {"n/a", "na", "not applicable", "not_applicable"}
 

@@ -20,9 +20,9 @@ from python_jobs.core.config import PROJECT_DIR
 from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake, check_id
-from python_jobs.judge.metrics import ANSWER_FILE_WORDS, MAX_PASSAGES
+from python_jobs.core.metrics import ANSWER_FILE_WORDS, MAX_PASSAGES
 from python_jobs.sources.lines import jsonl_lines
-from python_jobs.warehouse.text_metrics import first_words
+from python_jobs.stats.text_metrics import first_words
 
 SCHEMA_PATH = PROJECT_DIR / "schemas" / "answer_file.schema.json"
 

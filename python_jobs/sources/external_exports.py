@@ -13,7 +13,7 @@ import polars as pl
 
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake
-from python_jobs.judge.metrics import MetricSpec
+from python_jobs.core.metrics import MetricSpec
 from python_jobs.sources.external_runs import declared_specs, spec_of
 
 

@@ -25,7 +25,7 @@ A file (a Ragas results / experiment / EvaluationDataset file, a DeepEval test r
   repeat number given twice for a question; and repeats that differ between samples - every question of the run
   has repeats 1..N (a repeat naming a question that repeat 1 does not hold, a question with fewer repeats than the
   others), so every answer's mean is over the same number of judgments.
-- metrics: a tool's metric is the registry's `<tool>_<slug of its name>` (judge/metrics.py
+- metrics: a tool's metric is the registry's `<tool>_<slug of its name>` (core/metrics.py
   `external_metric_name`). The seed declares the ones the project knows (scale, direction); a name it does not
   know is declared with the run in metric_declarations (a DeepEval metric: [0, 1], DeepEval's convention, and the
   direction its own verdicts show; a Ragas column: only when named with --metric, else left out with a note), and
@@ -50,8 +50,8 @@ from python_jobs.core.console import say
 from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake, check_id
+from python_jobs.core.metrics import MetricSpec, external_metric_name, fmt_number, load_metrics
 from python_jobs.core.run_ids import lake_safe
-from python_jobs.judge.metrics import MetricSpec, external_metric_name, fmt_number, load_metrics
 from python_jobs.sources.landing import land
 
 # how each tool's file names a sample's parts, for errors

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, Stric
 from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake
-from python_jobs.judge.metrics import load_metrics
+from python_jobs.core.metrics import load_metrics
 from python_jobs.judge.verdicts import check_score
 from python_jobs.sources.lines import read_jsonl
 

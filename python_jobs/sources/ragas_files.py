@@ -45,7 +45,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, Validat
 from python_jobs.core.console import say
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake, check_id
-from python_jobs.judge.metrics import external_metric_name, load_metrics
+from python_jobs.core.metrics import external_metric_name, load_metrics
 from python_jobs.sources.external_exports import load_export
 from python_jobs.sources.external_runs import (
     REPEAT_FIELD,

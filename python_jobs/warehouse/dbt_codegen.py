@@ -194,6 +194,10 @@ def _jinja_list(values: tuple[str, ...]) -> str:
     return "[" + ", ".join(f"'{v}'" for v in values) + "]"
 
 
+def _sql_in(values: tuple[str, ...]) -> str:
+    return "(" + ", ".join(f"'{v}'" for v in values) + ")"
+
+
 def rules_macros() -> list[tuple[str, str, str, str]]:
     """(name, arguments, body, description) of each macro the rules generate."""
     d = RULES.descriptions
@@ -201,6 +205,8 @@ def rules_macros() -> list[tuple[str, str, str, str]]:
     rows = [{"dimension": v.name, "label": v.label, **({"crosses": list(v.crosses)} if v.crosses else {})}
             for v in (*RULES.slice_dimensions, *RULES.slice_crossings)]
     crossings = [row for row in rows if "crosses" in row]
+    methods = [{"name": m.name, "label": m.label, "lambda": m.lam, "columns": m.columns, "reported": m.reported}
+               for m in RULES.calibration_methods]
     return [
         ("granularities", "", f"{{{{ return({_jinja_list(RULES.granularity_names)}) }}}}",
          f"The retrieval granularities, finest first (a list). {d['granularities']}"),
@@ -219,6 +225,15 @@ def rules_macros() -> list[tuple[str, str, str, str]]:
          f"SQL: the last page a chunk covers (null: none). {d['page_coverage']}"),
         ("numeric_tolerance", "", f"{RULES.numeric_tolerance!r}",
          f"The numeric match's relative tolerance, as a SQL literal. {d['numeric_match']}"),
+        ("oracle_bound_condition", "condition",
+         f"coalesce({{{{ condition }}}} in {_sql_in(RULES.oracle_conditions)}, false)",
+         f"SQL: a retrieval run with this condition sees the gold evidence (an oracle bound). {d['oracle_bounds']}"),
+        ("oracle_bound_eval_mode", "eval_mode",
+         f"coalesce({{{{ eval_mode }}}} in {_sql_in(RULES.oracle_eval_modes)}, false)",
+         "SQL: an answer run with this eval mode had the gold evidence in its prompt (an oracle bound)."),
+        ("calibration_methods", "", "{{ return(" + repr(methods) + ") }}",
+         "Every calibration method, each {name, label, lambda, columns, reported} (lambda 'estimated', a number or "
+         f"none). {d['calibration_methods']}"),
     ]
 
 

@@ -1,8 +1,8 @@
 """dbt-duckdb plugin: makes sure the lake exists (typed empty placeholders, so every source binds on a fresh
 home), holds it still for the run (Lake.reading), prepares the published state's directory (and deletes exports no
 manifest names any more: python_jobs/warehouse/publishing.py), and registers the project's scalar text metrics
-(python_jobs/warehouse/text_metrics.py), the run comparison's statistics (python_jobs/warehouse/paired_tests.py)
-and the t quantile (python_jobs/warehouse/student_t.py) on every connection dbt opens."""
+(python_jobs/stats/text_metrics.py), the run comparison's statistics (python_jobs/stats/paired_tests.py)
+and the t quantile (python_jobs/stats/student_t.py) on every connection dbt opens."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ from typing import Any
 from dbt.adapters.duckdb.plugins import BasePlugin
 
 from python_jobs.core.lake import Lake
-from python_jobs.warehouse import paired_tests, publishing, sql_functions, student_t
-from python_jobs.warehouse.text_metrics import register_duckdb_functions, register_duckdb_macros
+from python_jobs.stats import paired_tests, sql_functions, student_t
+from python_jobs.stats.text_metrics import register_duckdb_functions, register_duckdb_macros
+from python_jobs.warehouse import publishing
 
 
 class Plugin(BasePlugin):

@@ -7,7 +7,7 @@ python_jobs/warehouse/dbt_runner.py) rather than from the `dbt` executable:
 - the lake becomes the `lake` database: one view per lake table over its Parquet files (`lake/<table>/*/*.parquet`,
   schemas merged as DuckDB's `union_by_name` does), which is what `source('lake', ...)` names on Spark;
 - the text metrics and the run comparison's statistics are registered as pandas UDFs from the same Python functions
-  the DuckDB plugin registers (python_jobs/warehouse/text_metrics.py, paired_tests.py).
+  the DuckDB plugin registers (python_jobs/stats/text_metrics.py, paired_tests.py).
 
 A team on a cluster points the profile at it instead (`method: thrift` / `http`, README "Scaling"); there the lake
 views and the UDFs have to exist on the cluster's side (`finrag spark-setup`-style SQL, or a Databricks init script).
@@ -112,7 +112,7 @@ def create_lake_views(spark: Any, home: Path) -> None:
 
 
 def register_functions(spark: Any) -> None:
-    from python_jobs.warehouse import paired_tests, sql_functions, student_t, text_metrics
+    from python_jobs.stats import paired_tests, sql_functions, student_t, text_metrics
 
     text_metrics.register_spark_functions(spark)
     paired_tests.register_spark_functions(spark)

@@ -16,7 +16,7 @@ import polars as pl
 import pytest
 
 from python_jobs.core.lake import Lake
-from python_jobs.warehouse.text_metrics import bleu, exact_match, numeric_match, rouge_l_f, token_f1
+from python_jobs.stats.text_metrics import bleu, exact_match, numeric_match, rouge_l_f, token_f1
 from support.answers_homes import GOLD_DOC, one_pdf_home
 from support.cli import dbt_build, run_finrag
 from support.fake_llm import Behaviour, FakeLLM

@@ -23,7 +23,7 @@ import jsonschema
 import pytest
 
 from python_jobs.core.lake import Lake
-from python_jobs.judge.metrics import load_metrics
+from python_jobs.core.metrics import load_metrics
 from python_jobs.judge.verdicts import parse_reply, reply_schema
 from python_jobs.llm.client import ChatRequest, LLMClient
 from python_jobs.llm.config import LLMConfig

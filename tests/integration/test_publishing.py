@@ -104,7 +104,7 @@ def test_finrag_build_and_dbt_build_publish_the_same(tmp_path_factory: pytest.Te
     assert sorted(by_dbt) == sorted(by_finrag)
     assert sum(frame.height for frame in by_dbt.values()) > 1000
     # pair_version names the build for a pair of answer or judge runs (their scores are summarised in every build,
-    # int_run_pairs), so it is the one column two builds of the same lake do not share
+    # fct_run_pairs), so it is the one column two builds of the same lake do not share
     differ = [name for name in by_finrag
               if not by_finrag[name].drop("pair_version", strict=False).equals(
                   by_dbt[name].drop("pair_version", strict=False))]

@@ -10,7 +10,7 @@ again (incrementally). Checked on nDCG@10 at chunk granularity (the run files' d
 - (c) p_holm a Holm step-down computed here, over every run against the best and over every pair of the group;
 - (d) a copy of the home rebuilt with --vars '{run_comparison_max_runs: 1}' holds no pair of two runs that are never
   the best: `finrag compare` says 'on demand' and gives the default build's numbers for that pair (the copy rebuilds
-  int_run_pairs, the one model that reads the var, and everything downstream of it: the other models are the
+  fct_run_pairs, the one model that reads the var, and everything downstream of it: the other models are the
   home's, built from the same lake);
 - (e) the second build computed only the new run's pairs: fct_run_comparisons' other rows are the first build's,
   down to a marker written into them between the builds; the 'best' rows moved only where the best changed.
@@ -96,11 +96,11 @@ def built(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> dict:
                "--run-id", COLBERT, "--only-known-questions")
     run_finrag(home, "build", *MODELS_ONLY)
     # a copy of the same home built with no group pairs: only every run against its family's best. The var is read
-    # by int_run_pairs alone, so the models it reaches are int_run_pairs and its descendants (with their data tests);
+    # by fct_run_pairs alone, so the models it reaches are fct_run_pairs and its descendants (with their data tests);
     # every other model of the copy is already the home's build of the same lake
     capped = tmp_path_factory.mktemp("capped") / "warehouse"
     shutil.copytree(home, capped)
-    run_finrag(capped, "build", "--vars", "{run_comparison_max_runs: 1}", "--select", "int_run_pairs+", *MODELS_ONLY)
+    run_finrag(capped, "build", "--vars", "{run_comparison_max_runs: 1}", "--select", "fct_run_pairs+", *MODELS_ONLY)
     return {"home": home, "capped": capped, "runs": {**runs, "colbert": COLBERT}, "first": first,
             "first_best": first_best, "run_csv": run_csv, "qrels": root / "FinanceBench" / "qrels.tsv"}
 

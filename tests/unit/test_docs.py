@@ -141,3 +141,29 @@ def test_the_checks_fail_on_planted_drift(tmp_path: Path) -> None:
         "verb build", "package python_jobs/newpkg/", "package dashboards/data/"]
     flow = 'a["finrag ingest<br>python_jobs/core/"] --> b["finrag ingestt, mart_a, mart_b<br>python_jobs/gone/"]'
     assert drifted(tmp_path, flow, ["ingest"]) == ["verb ingestt", "model mart_b", "path python_jobs/gone/"]
+
+
+# the changes people make most, each a recipe in CONTRIBUTING.md naming every file to touch
+RECIPES = ("Add a column to a lake table", "Add a metric", "Add a retriever", "Add a source format",
+           "Add a slice dimension", "Add a calibration method", "Add a dashboard page")
+
+
+def recipe_paths(contributing: str, title: str) -> list[str]:
+    """The repository paths (`python_jobs/...`, `models/...`, ...) a recipe of CONTRIBUTING.md names in backticks."""
+    start = contributing.index(f"### {title}")
+    end = contributing.find("\n### ", start + 1)
+    body = contributing[start:end if end > 0 else None]
+    roots = ("python_jobs/", "models/", "macros/", "seeds/", "dashboards/", "tests/", "bench/", "docs/", "tools/")
+    return [p for p in re.findall(r"`([^`\s]+)`", body) if p.startswith(roots)]
+
+
+def test_every_recipe_names_files_that_exist() -> None:
+    # a named file that moves fails here (and in test_doc_paths.py, which checks every path the docs name)
+    text = (PROJECT / "CONTRIBUTING.md").read_text()
+    for title in RECIPES:
+        paths = recipe_paths(text, title)
+        assert len(paths) >= 2, (title, paths)
+        missing = [p for p in paths if not list(PROJECT.glob(re.sub(r"<[^>]+>", "*", p)))]
+        assert missing == [], f"CONTRIBUTING.md '{title}' names files that do not exist: {missing}"
+    assert recipe_paths("### Add a thing\nsee `python_jobs/nowhere.py` and `x`\n", "Add a thing") == [
+        "python_jobs/nowhere.py"]

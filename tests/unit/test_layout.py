@@ -1,13 +1,14 @@
 """The layout rules, checked on the source (AST only, nothing imported): no library module imports a command (only
 python_jobs/commands/ and python_jobs/cli.py may), only those import click, and no test module imports another
 test module (tests share code through tests/support/ and fixtures through conftest.py files), no module of
-python_jobs/ or dashboards/ imports another module's `_private` name, no module of python_jobs/core/ imports a
-python_jobs module outside core, and no two modules of one package differ only by a suffix; the last test shows each
-rule failing on a tree that breaks it."""
+python_jobs/ or dashboards/ imports another module's `_private` name, every import between rooms (the packages of
+python_jobs/, dashboards/) runs down the floors declared in FLOORS, no intermediate dbt model reads a mart, and no two
+modules of one package differ only by a suffix; the last test shows each rule failing on a tree that breaks it."""
 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -108,14 +109,80 @@ def private_imports(root: Path) -> list[str]:
     return found
 
 
-def core_imports_outside_core(root: Path) -> list[str]:
-    """Imports, in any module under python_jobs/core/, of a python_jobs module outside core (relative imports
-    resolved; the bare package `python_jobs` is left out: importing any core module has already imported it)."""
+# The floors of the house, lowest first: a room (a package of python_jobs/, or dashboards/) imports only rooms on
+# lower floors, never one on its own floor or above, so every arrow runs down and no two rooms lean on each other.
+# core is what every package builds on (the lake's validator is registered from outside: python_jobs/__init__.py,
+# the package's face, which is no room). A new package takes its place here.
+FLOORS: tuple[tuple[str, ...], ...] = (
+    ("python_jobs/core",),
+    ("python_jobs/stats", "python_jobs/llm", "python_jobs/corpus", "python_jobs/validation"),
+    ("python_jobs/warehouse", "python_jobs/judge", "python_jobs/generation", "python_jobs/page_scoring",
+     "python_jobs/demo"),
+    ("python_jobs/marts", "python_jobs/sources", "python_jobs/retrieval"),
+    ("python_jobs/gate", "python_jobs/qa_generation", "python_jobs/sweeps", "dashboards"),
+    ("python_jobs/commands", "python_jobs/cli.py"),
+)
+
+
+def room_of_path(path: Path, root: Path) -> str | None:
+    """A file's room: its top folder under python_jobs/ (or python_jobs/cli.py), or dashboards; None for the
+    package's face (python_jobs/__init__.py)."""
+    parts = path.relative_to(root).parts
+    if parts[0] == "dashboards":
+        return "dashboards"
+    if len(parts) == 2:
+        return None if parts[1] == "__init__.py" else "/".join(parts)
+    return "/".join(parts[:2])
+
+
+def room_of_module(name: str, root: Path) -> str | None:
+    """The room a dotted name imports (None: not the project's, or the bare package)."""
+    parts = name.split(".")
+    if parts[0] == "dashboards":
+        return "dashboards"
+    if parts[0] != PACKAGE or len(parts) < 2:
+        return None
+    return f"{PACKAGE}/{parts[1]}.py" if (root / PACKAGE / f"{parts[1]}.py").is_file() else f"{PACKAGE}/{parts[1]}"
+
+
+def floor_of(room: str) -> int | None:
+    return next((i for i, rooms in enumerate(FLOORS) if room in rooms), None)
+
+
+def imports_that_do_not_run_down(root: Path) -> list[str]:
+    """Imports, in python_jobs/ and dashboards/, of another room on the same floor or above (relative imports
+    resolved), and every room with no floor."""
     found = []
-    for path in python_files(root, CORE.replace(".", "/")):
+    for path in python_files(root, PACKAGE, "dashboards"):
+        room = room_of_path(path, root)
+        if room is None:
+            continue
+        here = floor_of(room)
+        if here is None:
+            found.append(f"{room}: on no floor (tests/unit/test_layout.py FLOORS)")
+            continue
         for node, names in imports(path, root):
-            if any(n.startswith(f"{PACKAGE}.") and n != CORE and not n.startswith(f"{CORE}.") for n in names):
-                found.append(where(path, root, node))
+            for target in {room_of_module(n, root) for n in names} - {None, room}:
+                there = floor_of(target)
+                if there is None or there >= here:
+                    found.append(f"{where(path, root, node)} (floor {here + 1} imports {target}, floor "
+                                 f"{'none' if there is None else there + 1})")
+                    break
+    return sorted(set(found))
+
+
+# dbt's layers: staging reads sources, intermediate reads staging and intermediate, marts read anything below them;
+# an intermediate model that reads a mart makes a mart and what it feeds lean on each other
+REF = re.compile(r"""\bref\(\s*['"]([A-Za-z0-9_]+)['"]\s*\)""")
+
+
+def intermediate_models_reading_marts(root: Path) -> list[str]:
+    marts = {p.stem for p in (root / "models" / "marts").rglob("*.sql")}
+    found = []
+    for path in sorted((root / "models" / "intermediate").rglob("*.sql")):
+        for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            found += [f"{path.relative_to(root).as_posix()}:{lineno}: ref('{name}') is a mart"
+                      for name in REF.findall(line) if name in marts]
     return found
 
 
@@ -139,12 +206,18 @@ def test_no_test_module_imports_another() -> None:
                            "fixtures through conftest.py):\n" + "\n".join(offending))
 
 
-def test_core_imports_nothing_outside_core() -> None:
+def test_imports_run_down_the_floors() -> None:
     assert len(python_files(ROOT, CORE.replace(".", "/"))) > 5  # the scan sees core
-    offending = core_imports_outside_core(ROOT)
-    assert not offending, ("python_jobs/core/ imports a python_jobs module outside core (core is what the other "
-                           "packages build on; invert the dependency as core/validator.py does):\n"
-                           + "\n".join(offending))
+    offending = imports_that_do_not_run_down(ROOT)
+    assert not offending, ("an import runs sideways or up the floors (FLOORS above; move the code down, or invert "
+                           "the dependency as python_jobs/core/validator.py does):\n" + "\n".join(offending))
+
+
+def test_no_intermediate_model_reads_a_mart() -> None:
+    assert len(list((ROOT / "models" / "intermediate").rglob("*.sql"))) > 5  # the scan sees the models
+    offending = intermediate_models_reading_marts(ROOT)
+    assert not offending, ("an intermediate model reads a mart (move it up to models/marts/, or what it reads "
+                           "down):\n" + "\n".join(offending))
 
 
 def test_no_module_imports_another_modules_private_name() -> None:
@@ -199,6 +272,11 @@ def test_the_layout_checks_catch_what_they_forbid(tmp_path: Path) -> None:
         "import python_jobs\nfrom python_jobs.core import errors\nfrom .config import home\n"
         "from python_jobs.validation import expectations\nfrom ..corpus import chunking\n"
         "from python_jobs import validation\n")
+    (tmp_path / "python_jobs" / "stats").mkdir()
+    (tmp_path / "python_jobs" / "marts").mkdir()
+    (tmp_path / "python_jobs" / "llm").mkdir()
+    (tmp_path / "python_jobs" / "stats" / "t.py").write_text(
+        "from python_jobs.marts import reports\nfrom python_jobs.llm import client\nfrom python_jobs.core import x\n")
     (tmp_path / "dashboards").mkdir()
     (tmp_path / "dashboards" / "app.py").write_text(
         "from __future__ import annotations\nfrom python_jobs.judging.runs import _parse, load\nfrom .data import _q\n")
@@ -216,8 +294,23 @@ def test_the_layout_checks_catch_what_they_forbid(tmp_path: Path) -> None:
         "dashboards/app.py:2: from python_jobs.judging.runs import _parse, load",
         "dashboards/app.py:3: from .data import _q",
     ]
-    assert core_imports_outside_core(tmp_path) == [
-        "python_jobs/core/lake.py:4: from python_jobs.validation import expectations",
-        "python_jobs/core/lake.py:5: from ..corpus import chunking",
-        "python_jobs/core/lake.py:6: from python_jobs import validation",
+    assert imports_that_do_not_run_down(tmp_path) == [
+        "dashboards/app.py:2: from python_jobs.judging.runs import _parse, load (floor 5 imports "
+        "python_jobs/judging, floor none)",
+        "python_jobs/core/lake.py:4: from python_jobs.validation import expectations (floor 1 imports "
+        "python_jobs/validation, floor 2)",
+        "python_jobs/core/lake.py:5: from ..corpus import chunking (floor 1 imports python_jobs/corpus, floor 2)",
+        "python_jobs/core/lake.py:6: from python_jobs import validation (floor 1 imports python_jobs/validation, "
+        "floor 2)",
+        "python_jobs/judge.py: on no floor (tests/unit/test_layout.py FLOORS)",
+        "python_jobs/judging: on no floor (tests/unit/test_layout.py FLOORS)",
+        "python_jobs/stats/t.py:1: from python_jobs.marts import reports (floor 2 imports python_jobs/marts, floor 4)",
+        "python_jobs/stats/t.py:2: from python_jobs.llm import client (floor 2 imports python_jobs/llm, floor 2)",
     ]
+    for model, sql in (("staging/stg_lake__runs", "select 1"), ("marts/overview/mart_runs", "select 1"),
+                       ("intermediate/int_ok", "select * from {{ ref('stg_lake__runs') }}"),
+                       ("intermediate/int_up", "select *\nfrom {{ ref( \"mart_runs\" ) }}")):
+        (tmp_path / "models" / model).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "models" / f"{model}.sql").write_text(sql)
+    assert intermediate_models_reading_marts(tmp_path) == [
+        "models/intermediate/int_up.sql:2: ref('mart_runs') is a mart"]

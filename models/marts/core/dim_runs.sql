@@ -35,6 +35,7 @@ retrieval_labelled as (
         retriever,
         condition,
         created_at,
+        {{ oracle_bound_condition('condition') }} as is_oracle_bound,
         concat_ws(
             ' · ',
             nullif(retriever, ''),
@@ -57,6 +58,8 @@ answer_labelled as (
         answer_runs.eval_mode,
         answer_runs.created_at,
         nullif(answer_runs.retrieval_run_id, '') as retrieval_run_id,
+        coalesce(retrieval_labelled.is_oracle_bound, false)
+        or {{ oracle_bound_eval_mode('answer_runs.eval_mode') }} as is_oracle_bound,
         concat_ws(
             ' · ',
             nullif(answer_runs.eval_mode, ''),
@@ -81,6 +84,7 @@ judge_labelled as (
         judge_runs.created_at,
         judge_runs.answer_run_id,
         answer_labelled.retrieval_run_id,
+        coalesce(answer_labelled.is_oracle_bound, false) as is_oracle_bound,
         'judge ' || coalesce({{ last_path_component('judge_runs.judge_model') }}, '')
         || ' of [' || coalesce(answer_labelled.label, judge_runs.answer_run_id) || ']' as label
     from judge_runs
@@ -101,7 +105,8 @@ final as (
         retriever,
         condition,
         cast(null as string) as model,
-        cast(null as string) as eval_mode
+        cast(null as string) as eval_mode,
+        is_oracle_bound
     from retrieval_labelled
 
     union all
@@ -117,7 +122,8 @@ final as (
         cast(null as string) as retriever,
         cast(null as string) as condition,
         model,
-        eval_mode
+        eval_mode,
+        is_oracle_bound
     from answer_labelled
 
     union all
@@ -133,7 +139,8 @@ final as (
         cast(null as string) as retriever,
         cast(null as string) as condition,
         model,
-        cast(null as string) as eval_mode
+        cast(null as string) as eval_mode,
+        is_oracle_bound
     from judge_labelled
 
 )

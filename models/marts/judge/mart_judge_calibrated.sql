@@ -14,6 +14,12 @@
 -- to). var_pop(Y - lambda Yhat) is expanded into the moments so each group is one pass. A predictor without
 -- variation gets lambda 0 (any lambda gives the human-only interval then; ppi_py divides by zero). No interval below
 -- 2 labelled answers; no PPI without an unlabelled one (every answer labelled: the human mean is the answer).
+-- The methods, their lambdas and their columns' prefixes are the rules' calibration_methods
+-- (python_jobs/core/rules.yml, through its generated macro): ppi_* is PPI++, ppi_classic_* classic PPI, human_* the
+-- human labels alone; a method added there gets its columns here.
+
+{%- set ppi_methods = calibration_methods() | rejectattr('lambda', 'none') | list %}
+{%- set estimated = (ppi_methods | selectattr('lambda', 'equalto', 'estimated') | first)['columns'] ~ '_lambda' %}
 
 with pairs as (
 
@@ -58,7 +64,7 @@ tuned as (
                     (1 + cast(n_labelled as double) / n_unlabelled) * predictor_var
                 )))
             when n_labelled >= 2 and n_unlabelled >= 1 then 0.0
-        end as ppi_lambda
+        end as {{ estimated }}
     from moments
 
 ),
@@ -68,9 +74,11 @@ estimates as (
     select
         *,
         case when n_labelled >= 2 then sqrt(human_var / n_labelled) end as human_se,
-        {%- for name, lam in [('ppi', 'ppi_lambda'), ('ppi_classic', '1.0')] %}
+        {%- for method in ppi_methods %}
+        {%- set name = method['columns'] %}
+        {%- set lam = estimated if method['lambda'] == 'estimated' else (method['lambda'] | float | string) %}
         {{ lam }} * unlabelled_predictor_mean + human_mean - {{ lam }} * labelled_predictor_mean as {{ name }}_point,
-        case when ppi_lambda is not null then sqrt(
+        case when {{ estimated }} is not null then sqrt(
             {{ lam }} * {{ lam }} * unlabelled_predictor_var / n_unlabelled
             + greatest(0.0, human_var + {{ lam }} * {{ lam }} * labelled_predictor_var
                 - 2 * {{ lam }} * human_predictor_cov) / n_labelled
@@ -97,8 +105,9 @@ final as (
         {{ comparable_mean('human_mean') }} as human_mean,
         {{ comparable_mean(clamp_to_scale('human_mean - z * human_se', '0.0', '1.0')) }} as human_lower,
         {{ comparable_mean(clamp_to_scale('human_mean + z * human_se', '0.0', '1.0')) }} as human_upper,
-        {{ comparable_mean('ppi_lambda') }} as ppi_lambda,
-        {%- for name in ['ppi', 'ppi_classic'] %}
+        {{ comparable_mean(estimated) }} as {{ estimated }},
+        {%- for method in ppi_methods %}
+        {%- set name = method['columns'] %}
         {{ comparable_mean('case when ' ~ name ~ '_se is not null then ' ~ name ~ '_point end') }} as {{ name }}_mean,
         {{ comparable_mean(clamp_to_scale(name ~ '_point - z * ' ~ name ~ '_se', '0.0', '1.0')) }} as {{ name }}_lower,
         {{ comparable_mean(clamp_to_scale(name ~ '_point + z * ' ~ name ~ '_se', '0.0', '1.0')) }} as {{ name }}_upper,

@@ -10,6 +10,12 @@
 --   uncalibrated           neither: no human label says what the mean is worth.
 -- A judged mean with several calibrations (several label sets) has a row for each; one without any has one row,
 -- its calibration columns null.
+-- The method reported and its fallback are the rules' calibration_methods (python_jobs/core/rules.yml): the one marked
+-- `reported` (PPI++) where it has a mean, else the human labels alone.
+
+{%- set methods = calibration_methods() %}
+{%- set reported = methods | selectattr('reported') | first %}
+{%- set human_only = methods | selectattr('lambda', 'none') | first %}
 
 with leaderboard as (
 
@@ -38,13 +44,16 @@ calibrations as (
         n_labelled,
         n_unlabelled,
         ppi_lambda,
-        coalesce(ppi_mean, human_mean) as calibrated_mean,
-        case when ppi_mean is not null then ppi_lower else human_lower end as calibrated_lower,
-        case when ppi_mean is not null then ppi_upper else human_upper end as calibrated_upper,
-        case when ppi_mean is not null then 'ppi++' else 'human_only' end as calibration_method
+        {%- set best, human = reported['columns'], human_only['columns'] %}
+        coalesce({{ best }}_mean, {{ human }}_mean) as calibrated_mean,
+        case when {{ best }}_mean is not null then {{ best }}_lower else {{ human }}_lower end as calibrated_lower,
+        case when {{ best }}_mean is not null then {{ best }}_upper else {{ human }}_upper end as calibrated_upper,
+        case
+            when {{ best }}_mean is not null then '{{ reported["name"] }}' else '{{ human_only["name"] }}'
+        end as calibration_method
     from {{ ref('mart_judge_calibrated') }}
     where predictor_family = 'judged'
-        and human_mean is not null
+        and {{ human }}_mean is not null
 
 ),
 

@@ -1,8 +1,8 @@
--- The statistics of every pair of runs int_run_pairs compares, per metric (x granularity x k), on the questions both
+-- The statistics of every pair of runs fct_run_pairs compares, per metric (x granularity x k), on the questions both
 -- runs were scored on (fct_question_metric_scores; nothing is rescored here), B - A with run_a < run_b: the means,
 -- wins / ties / losses in the metric's direction (pair_outcome), and the statistics of the per-question differences
 -- - bootstrap interval, paired t-test, paired randomization test - from ONE function, paired_tests
--- (python_jobs/warehouse/paired_tests.py, registered into DuckDB by the project's dbt-duckdb plugin), with its
+-- (python_jobs/stats/paired_tests.py, registered into DuckDB by the project's dbt-duckdb plugin), with its
 -- settings from vars run_comparison_*. The differences go in ordered by question id, so the result does not depend
 -- on scan order. Judged metrics: only ok judgments are scores, and a question's score is the answer's mean over its
 -- ok repeats (fct_judge_answer_scores: repeated judgments of one answer are one score, not several questions); the
@@ -16,7 +16,7 @@
 
 with pairs as (
 
-    select * from {{ ref('int_run_pairs') }}
+    select * from {{ ref('fct_run_pairs') }}
 
 ),
 

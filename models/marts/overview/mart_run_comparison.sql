@@ -1,4 +1,4 @@
--- Is run B better than run A? Every pair int_run_pairs compares (each run against its family's best and against each
+-- Is run B better than run A? Every pair fct_run_pairs compares (each run against its family's best and against each
 -- baseline, at any count of runs; every pair of a small group; the named pairs), per metric (x granularity x k),
 -- from fct_run_comparisons (the statistics, computed once per pair) in both orders: B - A, the interval mirrored and
 -- wins and losses swapped in the other order. Beside the statistics:
@@ -20,7 +20,7 @@ with comparisons as (
 
 pairs as (
 
-    select * from {{ ref('int_run_pairs') }}
+    select * from {{ ref('fct_run_pairs') }}
 
 ),
 

@@ -1,6 +1,6 @@
--- Run vs run, question by question: for every pair of runs the warehouse compares (int_run_pairs, in both orders,
+-- Run vs run, question by question: for every pair of runs the warehouse compares (fct_run_pairs, in both orders,
 -- as mart_run_comparison writes them) and every metric (x granularity x k) both runs were scored on, each question
--- both scored (int_run_pair_scores, the pairing mart_run_comparison reads too) with both values, their difference
+-- both scored (fct_run_pair_scores, the pairing mart_run_comparison reads too) with both values, their difference
 -- b - a, B's outcome in the metric's direction (win / loss / tie: lower is better for HAL) and whether each run
 -- passes the metric's pass threshold in that direction (the registry's pass_threshold and higher_is_better; the two
 -- rules live in macros/metrics/metric_direction.sql, which mart_run_comparison's wins and losses read too). A
@@ -9,7 +9,7 @@
 
 with paired as (
 
-    select * from {{ ref('int_run_pair_scores') }}
+    select * from {{ ref('fct_run_pair_scores') }}
 
 ),
 

@@ -3,7 +3,9 @@
 -- run, and the run's comparison with it from mart_run_comparison (role 'best'): the difference on the questions
 -- both were scored on with its bootstrap interval, the paired t-test and randomization p, that p Holm-adjusted over
 -- every run compared with the best, Tukey's HSD p, and tied_with_best - the runs Tukey's HSD (family-wise error over
--- all pairs, at var run_comparison_alpha) cannot tell from the best; the best run itself is tied with itself.
+-- all pairs, at var run_comparison_alpha) cannot tell from the best; the best run itself is tied with itself. The
+-- best is never an oracle bound (mart_run_families); bounds are listed, marked is_oracle_bound, with their
+-- comparison against the best - how far above it the upper bound lies.
 
 with stats as (
 
@@ -15,6 +17,15 @@ with stats as (
 references_ as (
 
     select * from {{ ref('mart_run_families') }}
+
+),
+
+runs as (
+
+    select
+        run_id,
+        is_oracle_bound
+    from {{ ref('dim_runs') }}
 
 ),
 
@@ -46,7 +57,8 @@ final as (
         references_.higher_is_better,
         references_.best_run_id,
         references_.best_mean,
-        stats.run_id = references_.best_run_id as is_best,
+        coalesce(stats.run_id = references_.best_run_id, false) as is_best,
+        coalesce(runs.is_oracle_bound, false) as is_oracle_bound,
         versus_best.n_questions as n_questions_shared,
         versus_best.delta as delta_vs_best,
         versus_best.ci_low,
@@ -55,12 +67,14 @@ final as (
         versus_best.p_randomization,
         versus_best.p_holm,
         versus_best.p_tukey,
-        stats.run_id = references_.best_run_id or coalesce(versus_best.tied_with_best, false) as tied_with_best
+        coalesce(stats.run_id = references_.best_run_id, false)
+        or coalesce(versus_best.tied_with_best, false) as tied_with_best
     from stats
     inner join references_
         on stats.dataset = references_.dataset
         and stats.run_kind = references_.run_kind
         and {{ same_metric_point('stats', 'references_') }}
+    left join runs on stats.run_id = runs.run_id
     left join versus_best
         on references_.best_run_id = versus_best.run_a
         and stats.run_id = versus_best.run_b

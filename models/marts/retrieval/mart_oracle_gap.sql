@@ -42,7 +42,9 @@ oracle_candidates as (
         ) as recency
     from full_runs
     inner join runs as oracle_runs
-        on oracle_runs.condition in ('oracle_doc', 'oracle_page')
+        -- the oracle conditions are the rules' oracle bounds (python_jobs/core/rules.yml); counterparts below names
+        -- each one again because the mart publishes a column pair per condition (its published shape)
+        on {{ oracle_bound_condition('oracle_runs.condition') }}
         and full_runs.config_id = oracle_runs.config_id
 
 ),

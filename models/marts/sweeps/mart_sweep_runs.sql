@@ -1,7 +1,9 @@
 -- Each run of each sweep with its parameter values and its metric means: the leaderboards' run means (retrieval
 -- runs: mart_retrieval_leaderboard, per metric x granularity x k; answer runs: mart_generation_leaderboard, per
 -- lexical metric), the run's setting of the sweep's parameters as one label, in the grid's parameter order, whether
--- it is the sweep's baseline, and whether it is the sweep's best run on the metric (its direction from dim_metrics).
+-- it is the sweep's baseline, and whether it is the sweep's best run on the metric (its direction from dim_metrics),
+-- chosen among the runs that did not see the gold evidence: a grid over `condition` has oracle runs, upper bounds
+-- (dim_runs.is_oracle_bound, marked here), never the winner.
 -- A run of the sweep that has not landed (or has no score yet) has no rows.
 
 with sweeps as (
@@ -19,6 +21,15 @@ sweep_runs as (
 metrics as (
 
     select * from {{ ref('dim_metrics') }}
+
+),
+
+runs as (
+
+    select
+        run_id,
+        is_oracle_bound
+    from {{ ref('dim_runs') }}
 
 ),
 
@@ -89,10 +100,14 @@ ranked as (
     select
         run_means.*,
         metrics.higher_is_better,
-        max(run_means.mean) over sweep_metric as highest_mean,
-        min(run_means.mean) over sweep_metric as lowest_mean
+        coalesce(runs.is_oracle_bound, false) as is_oracle_bound,
+        max(case when not coalesce(runs.is_oracle_bound, false) then run_means.mean end) over sweep_metric
+            as highest_mean,
+        min(case when not coalesce(runs.is_oracle_bound, false) then run_means.mean end) over sweep_metric
+            as lowest_mean
     from run_means
     inner join metrics on run_means.metric = metrics.metric
+    left join runs on run_means.run_id = runs.run_id
     window sweep_metric as (
         partition by run_means.sweep_id, run_means.metric, run_means.granularity, run_means.k
     )
@@ -114,9 +129,10 @@ final as (
         ranked.higher_is_better,
         ranked.mean,
         ranked.n_questions,
-        {{ comparable_mean('ranked.mean') }} = {{ comparable_mean(
+        ranked.is_oracle_bound,
+        coalesce({{ comparable_mean('ranked.mean') }} = {{ comparable_mean(
             'case when ranked.higher_is_better then ranked.highest_mean else ranked.lowest_mean end'
-        ) }} as is_best_run
+        ) }}, false) and not ranked.is_oracle_bound as is_best_run
     from ranked
     inner join sweeps on ranked.sweep_id = sweeps.sweep_id
     inner join run_settings

@@ -12,6 +12,7 @@ import polars.selectors as cs
 import pytest
 
 from dashboards.data import common, costs, diagnosis, drilldown, judge_agreement, leaderboard, run_vs_run, sweeps
+from dashboards.pages import PAGES as DASHBOARD_PAGES
 from python_jobs.core.lake import Lake
 from support.cli import run_finrag
 from support.dashboard_home import DATASET, DashHome
@@ -19,8 +20,8 @@ from support.paths import PROJECT
 from support.published import read_mart
 from support.shared_home import copy_home
 
-PAGES = ("overview", "leaderboard", "heatmap", "slices", "run_vs_run", "judge_agreement", "drilldown", "judged",
-         "qa_generation", "costs", "sweeps")
+# the dashboard's one list of pages: every page has its exposure, and every exposure a page
+PAGES = tuple(page.url_path for page in DASHBOARD_PAGES)
 
 
 def model_exists(name: str) -> bool:
@@ -224,12 +225,12 @@ def test_exposures_in_dbt_docs_and_no_publish(dash: DashHome) -> None:
     # run vs run: the pairs' statistics and their questions, both over the one selection and pairing of runs
     assert deps["dashboard_run_vs_run"] == {"model.finrag.mart_run_comparison", "model.finrag.mart_run_pair_questions",
                                             "model.finrag.dim_runs", "model.finrag.mart_datasets"}
-    # the statistics once per pair (fct_run_comparisons), the questions (int_run_pair_scores): both over
-    # int_run_pairs' one selection of pairs
+    # the statistics once per pair (fct_run_comparisons), the questions (fct_run_pair_scores): both over
+    # fct_run_pairs' one selection of pairs
     assert "model.finrag.fct_run_comparisons" in manifest["parent_map"]["model.finrag.mart_run_comparison"]
-    assert "model.finrag.int_run_pair_scores" in manifest["parent_map"]["model.finrag.mart_run_pair_questions"]
-    for model in ("fct_run_comparisons", "int_run_pair_scores"):
-        assert "model.finrag.int_run_pairs" in manifest["parent_map"][f"model.finrag.{model}"]
+    assert "model.finrag.fct_run_pair_scores" in manifest["parent_map"]["model.finrag.mart_run_pair_questions"]
+    for model in ("fct_run_comparisons", "fct_run_pair_scores"):
+        assert "model.finrag.fct_run_pairs" in manifest["parent_map"][f"model.finrag.{model}"]
     # the leaderboard's "vs the best" and the sweep page: mart_run_vs_best, the sweep's runs joined to it in a mart
     assert "model.finrag.mart_run_vs_best" in deps["dashboard_leaderboard"]
     assert "model.finrag.mart_run_comparison" not in deps["dashboard_leaderboard"]
@@ -260,7 +261,9 @@ def test_granularities_finest_first_with_data(dash: DashHome) -> None:
 
 def test_versus_best_is_the_mart_oriented_run_minus_best(dash: DashHome) -> None:
     """The leaderboard's "vs the best": mart_run_vs_best's rows of every run of the family, uncapped - the best
-    run tied with itself and without a difference, the others run − best (the oracle-page run is best on nDCG)."""
+    run tied with itself and without a difference, the others run − best. The oracle-page run scores highest on nDCG
+    but saw the gold pages: an upper bound, marked, never the best - the best is the highest full-condition run (ties
+    to more questions, then the smaller id), in mart_run_families too (what the gate's `baseline: best` reads)."""
     f = dash.facts
     rows = leaderboard.versus_best(dash.home, "retrieval", "ndcg", "page", 5, [DATASET])
     mart = read_mart(dash.home, "mart_run_vs_best").filter(
@@ -268,18 +271,46 @@ def test_versus_best_is_the_mart_oriented_run_minus_best(dash: DashHome) -> None
         & (pl.col("dataset") == DATASET))
     assert sorted(rows["run_id"]) == sorted(mart["run_id"]) and rows.height == 5  # bm25, oracle, the sweep's 3
     assert rows["rank_in_family"].to_list() == sorted(rows["rank_in_family"])
-    best = rows.row(0, named=True)
-    assert (best["run_id"], best["is_best"], best["tied_with_best"], best["delta_vs_best"]) == (
-        f["oracle"], True, True, None)
-    bm25 = rows.filter(pl.col("run_id") == f["bm25"]).row(0, named=True)
+    condition = dict(read_mart(dash.home, "dim_runs")
+                     .select("run_id", "condition").rows())
+    assert common.oracle_bounds(dash.home) & set(rows["run_id"]) == {f["oracle"]}
+    full = [r for r in rows.iter_rows(named=True) if condition[r["run_id"]] == "full"]
+    assert len(full) == 4
+    expected = min(full, key=lambda r: (-r["mean"], -r["n_questions"], r["run_id"]))["run_id"]
+    best = rows.filter(pl.col("is_best")).row(0, named=True)
+    assert (best["run_id"], condition[best["run_id"]], best["is_oracle_bound"], best["tied_with_best"],
+            best["delta_vs_best"]) == (expected, "full", False, True, None)
+    oracle = rows.filter(pl.col("run_id") == f["oracle"]).row(0, named=True)
+    assert oracle["is_oracle_bound"] and not oracle["is_best"] and oracle["best_run_id"] == expected
+    assert oracle["mean"] > best["mean"] and oracle["delta_vs_best"] > 0  # the bound is above every contender
     pair = read_mart(dash.home, "mart_run_comparison").filter(
         (pl.col("metric") == "ndcg") & (pl.col("granularity") == "page") & (pl.col("k") == 5)
-        & (pl.col("run_a") == f["oracle"]) & (pl.col("run_b") == f["bm25"])).row(0, named=True)
-    assert bm25["best_run_id"] == f["oracle"] and bm25["delta_vs_best"] < 0
-    assert (bm25["delta_vs_best"], bm25["ci_low"], bm25["ci_high"], bm25["p_holm"]) == pytest.approx(
+        & (pl.col("run_a") == expected) & (pl.col("run_b") == f["oracle"])).row(0, named=True)
+    assert (oracle["delta_vs_best"], oracle["ci_low"], oracle["ci_high"], oracle["p_holm"]) == pytest.approx(
         (pair["delta"], pair["ci_low"], pair["ci_high"], pair["p_holm"]))
-    assert bm25["tied_with_best"] == pair["tied_with_best"]
+    assert oracle["tied_with_best"] == pair["tied_with_best"]
+    family = read_mart(dash.home, "mart_run_families").filter(
+        (pl.col("metric") == "ndcg") & (pl.col("granularity") == "page") & (pl.col("k") == 5)
+        & (pl.col("dataset") == DATASET) & (pl.col("run_kind") == "retrieval")).row(0, named=True)
+    assert (family["best_run_id"], family["n_runs"], family["n_oracle_bound_runs"]) == (expected, 5, 1)
     assert leaderboard.versus_best(dash.home, "retrieval", "ndcg", "page", 5, ["financebench"]).is_empty()
+
+
+def test_the_gates_best_baseline_is_the_best_full_condition_run(dash: DashHome, tmp_path: Path) -> None:
+    """`baseline: best` reads mart_run_families: on a family whose highest nDCG@5 run is the oracle-page bound, the
+    gate compares the candidate with the best full-condition run, never with the bound."""
+    family = read_mart(dash.home, "mart_run_families").filter(
+        (pl.col("metric") == "ndcg") & (pl.col("granularity") == "page") & (pl.col("k") == 5)
+        & (pl.col("dataset") == DATASET) & (pl.col("run_kind") == "retrieval")).row(0, named=True)
+    condition = dict(read_mart(dash.home, "dim_runs").select("run_id", "condition").rows())
+    assert condition[family["best_run_id"]] == "full" and family["n_oracle_bound_runs"] == 1
+    gate_file = tmp_path / "gate.yaml"
+    gate_file.write_text(f"dataset: {DATASET}\nkind: retrieval\nbaseline: best\nmin_questions: 2\n"
+                         "metrics:\n  - {metric: ndcg, granularity: page, k: 5, margin: 0.05}\n")
+    out = run_finrag(dash.home, "gate", str(gate_file), "--candidate", dash.facts["oracle"], "--format", "json",
+                     check=False)
+    assert out.returncode in (0, 1), out.stderr
+    assert json.loads(out.stdout)["baselines"] == [family["best_run_id"]]
 
 
 def test_sweep_run_results_are_the_sweep_runs_with_their_vs_best_rows(dash: DashHome) -> None:

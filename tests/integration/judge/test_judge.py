@@ -9,8 +9,8 @@ from pathlib import Path
 import polars as pl
 
 from python_jobs.core.lake import Lake
-from python_jobs.judge.metrics import load_metrics
-from python_jobs.warehouse.text_metrics import parse_amounts
+from python_jobs.core.metrics import load_metrics
+from python_jobs.stats.text_metrics import parse_amounts
 from support.cli import run_finrag
 from support.fake_llm import Behaviour, FakeLLM
 from support.judge_home import LABELS, ORACLE, judge, key, oracle_qids, run_id_of

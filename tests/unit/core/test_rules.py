@@ -33,6 +33,10 @@ SPELLINGS: dict[str, re.Pattern[str]] = {
     "granularities": _sequence(RULES.granularity_names),
     "relevance": re.compile(r"relevance\b['\")\]]*\s*(>=?)\s*\d"),
     "page_coverage": re.compile(r"coalesce\(\s*[\w.]*page_end\s*,|page_end['\"\]]*\)?\.fill_null"),
+    # a quoted list of the oracle conditions (SQL `in (...)`, a Python tuple), a quoted calibration method name
+    "oracle_bounds": re.compile(r"\s*,\s*".join(r"['\"]" + re.escape(c) + r"['\"]" for c in RULES.oracle_conditions)),
+    "calibration_methods": re.compile(r"['\"](" + "|".join(re.escape(m.name) for m in RULES.calibration_methods
+                                                          if not m.name.isidentifier()) + r")['\"]"),
     "numeric_tolerance": re.compile(
         r"(tolerance\W{0,6}(:=|=|\bof\b)?\s*" + re.escape(repr(RULES.numeric_tolerance)) + r"\b)|"
         + r"\b" + f"{RULES.numeric_tolerance * 100:g}" + r"\s?%\s*\(?relative"),
@@ -84,7 +88,9 @@ def test_the_checker_finds_planted_spellings(tmp_path: Path) -> None:
         'rel = frame.filter(pl.col("relevance") > 0)\n'
         'ends = frame["page_end"].fill_null(-1)\n'
         'def f(x, tolerance=0.03): ...\n'
-        'DIMS = ["dataset", "question_type", "doc_type", "task"]\n')
+        'DIMS = ["dataset", "question_type", "doc_type", "task"]\n'
+        'ORACLE = ("oracle_doc", "oracle_page")\n'
+        'label = "PPI++" if method == "ppi++" else "human"\n')
     (tmp_path / "models").mkdir()
     (tmp_path / "models" / "m.sql").write_text(
         "select * from e where relevance > 0 and g in ('chunk', 'page', 'doc')\n"
@@ -92,8 +98,9 @@ def test_the_checker_finds_planted_spellings(tmp_path: Path) -> None:
     (tmp_path / "models" / "m.yml").write_text("description: 1 when within 3 % (relative) of the gold\n")
     found = second_spellings(tmp_path, ("python_jobs", "models"))
     rules = sorted({line.split(": ")[1] for line in found})
-    assert rules == ["granularities", "numeric_tolerance", "page_coverage", "relevance", "slice_dimensions"]
-    assert len(found) == 9
+    assert rules == ["calibration_methods", "granularities", "numeric_tolerance", "oracle_bounds", "page_coverage",
+                     "relevance", "slice_dimensions"]
+    assert len(found) == 11
 
 
 def test_the_rules_as_python_and_sql_agree() -> None:
@@ -115,3 +122,20 @@ def test_only_the_declared_page_coverage_loads(tmp_path: Path, missing: str) -> 
     (tmp_path / "rules.yml").write_text(text)
     with pytest.raises(ValueError, match="missing_page_end"):
         load(tmp_path / "rules.yml")
+
+
+def test_oracle_bounds_are_conditions_of_the_contract_and_methods_are_labelled() -> None:
+    from python_jobs.core.contracts import contract
+    from python_jobs.marts.trust import trust_note
+
+    conditions = contract("retrieval_runs").column("condition").accepted
+    assert set(RULES.oracle_conditions) < set(conditions)  # at least one condition is a contender
+    generated = (PROJECT / RULES_DIR / "rules.sql").read_text()
+    assert f"in {tuple(RULES.oracle_conditions)!r}" in generated.replace('"', "'")
+    # the trust wording names each method by its declared label
+    row = {"trust_state": "calibrated", "calibrated_mean": 0.5, "calibrated_lower": 0.4, "calibrated_upper": 0.6,
+           "label_set": "h", "human_metric": "correctness", "n_labelled": 3, "n_unlabelled": 7}
+    for method in RULES.calibration_methods:
+        assert f"({method.label}, 3 labelled of 10)" in trust_note({**row, "calibration_method": method.name})
+    with pytest.raises(KeyError, match="no calibration method 'ppi'"):
+        trust_note({**row, "calibration_method": "ppi"})

@@ -11,8 +11,8 @@ import pytest
 import scipy.stats
 
 from python_jobs.gate.verdicts import FAIL, INCONCLUSIVE, NOT_TESTED, PAIRED_SCHEMA, PASS, gate_statistics, holm
-from python_jobs.warehouse.comparisons import comparison_settings
-from python_jobs.warehouse.paired_tests import paired_tests
+from python_jobs.marts.comparisons import comparison_settings
+from python_jobs.stats.paired_tests import paired_tests
 
 ALPHA = 0.05
 FAST = {"resamples": 1000, "sign_flips": 1000, "seed": 7, "level": 0.95}  # the null simulation's settings

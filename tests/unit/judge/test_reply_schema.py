@@ -9,7 +9,7 @@ import json
 import jsonschema
 import pytest
 
-from python_jobs.judge.metrics import load_metrics
+from python_jobs.core.metrics import load_metrics
 from python_jobs.judge.verdicts import FRAME_TOKENS, RATIONALE_MAX_CHARS, parse_reply, reply_format, reply_schema
 
 SPECS = load_metrics()

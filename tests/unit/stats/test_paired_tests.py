@@ -1,4 +1,4 @@
-"""The run comparison's statistics (python_jobs/warehouse/paired_tests.py) against their references: the paired
+"""The run comparison's statistics (python_jobs/stats/paired_tests.py) against their references: the paired
 t-test against scipy.stats.ttest_rel (1e-9), the randomization test against an exact enumeration of every sign flip
 (equal where the function enumerates too, within Monte-Carlo error where it samples), the bootstrap interval against
 scipy.stats.bootstrap's percentile interval (within Monte-Carlo error), a hand-worked case, and the same function
@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from python_jobs.warehouse.paired_tests import PairedTests, paired_tests, paired_tests_batch, register_duckdb_functions
+from python_jobs.stats.paired_tests import PairedTests, paired_tests, paired_tests_batch, register_duckdb_functions
 from support.warehouse import run_comparison_settings
 
 SETTINGS = run_comparison_settings()

@@ -11,7 +11,7 @@
 `finrag report --judged [--run-id JUDGE_OR_ANSWER_RUN]`: every judged mean (mart_judge_leaderboard's) with how far it
 can be trusted, mart_judge_trust's state beside it - calibrated (the PPI++ or human mean of the human metric it
 predicts, with its interval), uncalibrated, or no better than chance against humans (kappa and its interval) -
-written out by python_jobs/judge/trust.py, the one wording the demo's printout and the dashboard use too.
+written out by python_jobs/marts/trust.py, the one wording the demo's printout and the dashboard use too.
 
 Nothing is computed here: every number is a mart value, so the report and the SQL marts cannot disagree; and no
 measure name is written here: they are the registry's, so a metric given a trec_eval name there is reported.
@@ -24,8 +24,8 @@ from collections.abc import Sequence
 import polars as pl
 
 from python_jobs.core.errors import InputError
-from python_jobs.judge.trust import trust_note
-from python_jobs.warehouse.queries import select
+from python_jobs.marts.published import select
+from python_jobs.marts.trust import TRUST_COLUMNS, trust_note
 
 DEFAULT_TARGET = "dev"  # profiles.yml: DuckDB
 
@@ -103,17 +103,11 @@ def slices(run_id: str, dimensions: Sequence[str], target: str = DEFAULT_TARGET)
     )
 
 
-TRUST_COLUMNS = ("judge_run_id, answer_run_id, metric, mean, n_ok, n_not_applicable, n_failed, trust_state, "
-                 "label_set, human_metric, calibration_method, n_labelled, n_unlabelled, ppi_lambda, "
-                 "calibrated_mean, calibrated_lower, calibrated_upper, agreement_label_set, kappa, kappa_lower, "
-                 "kappa_upper")
-
-
 def judged_means(run_id: str | None = None, target: str = DEFAULT_TARGET) -> pl.DataFrame:
     """mart_judge_trust's rows (of one judge run, or of the judge runs over one answer run), with `trust`: the
     state in words (trust_note)."""
     where, params = ("where judge_run_id = ? or answer_run_id = ?", [run_id, run_id]) if run_id else ("", [])
-    frame = query_marts(f"select {TRUST_COLUMNS} from mart_judge_trust {where} "
+    frame = query_marts(f"select {', '.join(TRUST_COLUMNS)} from mart_judge_trust {where} "
                         "order by answer_run_id, judge_run_id, metric, label_set", params, target)
     if run_id and frame.is_empty():
         raise InputError(f"no judged means of run {run_id!r} in mart_judge_trust (not a judge run or an answer run "

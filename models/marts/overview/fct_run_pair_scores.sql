@@ -1,12 +1,12 @@
 -- The per-question scores of every compared pair of runs side by side, once for every model that reads them
--- (mart_run_pair_questions): for each pair of int_run_pairs compared question by question (run_a < run_b) and each
+-- (mart_run_pair_questions): for each pair of fct_run_pairs compared question by question (run_a < run_b) and each
 -- metric (x granularity x k) both runs were scored on, every question both scored, with
 -- both values and their difference b - a, from fct_question_metric_scores (nothing is rescored here). Both runs are
 -- on one dataset, so question_id alone names the question within the pair.
 
 with run_pairs as (
 
-    select * from {{ ref('int_run_pairs') }}
+    select * from {{ ref('fct_run_pairs') }}
     -- question by question only for the pairs of small groups and the named ones: a sweep's hundred runs against
     -- their best are compared in fct_run_comparisons, not listed here question by question
     where is_group_pair

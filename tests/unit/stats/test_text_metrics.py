@@ -1,4 +1,4 @@
-"""The scalar text metrics (python_jobs/warehouse/text_metrics.py) against their reference libraries on real
+"""The scalar text metrics (python_jobs/stats/text_metrics.py) against their reference libraries on real
 FinanceBench answers, hand-worked numeric-match cases, and the same functions called from SQL as the dbt plugin
 registers them."""
 
@@ -13,7 +13,7 @@ import pytest
 import sacrebleu
 from rouge_score import rouge_scorer
 
-from python_jobs.warehouse.text_metrics import (
+from python_jobs.stats.text_metrics import (
     Amount,
     bleu,
     exact_match,

@@ -7,7 +7,7 @@ from importlib import metadata
 
 import pytest
 
-from python_jobs.warehouse.sql_functions import _library_version
+from python_jobs.stats.sql_functions import _library_version
 
 
 @pytest.mark.parametrize(("module", "distribution"), [

@@ -8,6 +8,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from python_jobs.core.rules import RULES
+
+# mart_judge_trust's columns a reader shows beside a judged mean (the report's table, the dashboard's trust boxes):
+# what trust_note writes out, and the judge run's identity
+TRUST_COLUMNS = ("judge_run_id", "answer_run_id", "judge_model", "dataset", "metric", "mean", "n_ok",
+                 "n_not_applicable", "n_failed", "trust_state", "label_set", "human_metric", "calibration_method",
+                 "n_labelled", "n_unlabelled", "ppi_lambda", "calibrated_mean", "calibrated_lower", "calibrated_upper",
+                 "agreement_label_set", "kappa", "kappa_lower", "kappa_upper")
+
 
 def four_decimals(value: float | None) -> str:
     return "—" if value is None else f"{value:.4f}"
@@ -25,7 +34,7 @@ def trust_note(row: Mapping[str, Any], number: Callable[[float | None], str] = f
         parts.append(f"no better than chance against humans ({row['agreement_label_set']} {row['metric']}): "
                      f"Cohen's kappa {number(row['kappa'])} {interval(row['kappa_lower'], row['kappa_upper'], number)}")
     if row["calibrated_mean"] is not None:
-        method = "PPI++" if row["calibration_method"] == "ppi++" else "human labels only"
+        method = RULES.calibration_method(row["calibration_method"]).label  # the rules' calibration_methods
         parts.append(f"calibrated against {row['label_set']} {row['human_metric']} ({method}, {row['n_labelled']} "
                      f"labelled of {row['n_labelled'] + row['n_unlabelled']}): {number(row['calibrated_mean'])} "
                      f"{interval(row['calibrated_lower'], row['calibrated_upper'], number)}")

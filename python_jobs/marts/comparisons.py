@@ -2,7 +2,7 @@
 the questions both runs were scored on.
 
 A pair the warehouse compares (every run against its family's best and baselines, the pairs of small groups, the
-named pairs: int_run_pairs) is read from mart_run_comparison, the build's numbers. Any other pair of runs of one kind
+named pairs: fct_run_pairs) is read from mart_run_comparison, the build's numbers. Any other pair of runs of one kind
 on one dataset is computed here, on demand, from the published per-question scores (fct_question_metric_scores),
 with the same functions the build calls - paired_tests (bootstrap interval, paired t-test, randomization test, with
 the settings of vars run_comparison_*), pair_outcome (wins / ties / losses in the metric's direction) and
@@ -26,9 +26,9 @@ import yaml
 from python_jobs.core.config import PROJECT_DIR
 from python_jobs.core.errors import InputError
 from python_jobs.core.rules import GRANULARITIES
-from python_jobs.warehouse import paired_tests
-from python_jobs.warehouse.queries import published_connection
-from python_jobs.warehouse.reports import query_marts
+from python_jobs.marts.published import published_connection
+from python_jobs.marts.reports import query_marts
+from python_jobs.stats import paired_tests
 
 COLUMNS = ("run_a", "run_b", "run_kind", "dataset", "metric", "granularity", "k", "role", "n_questions", "mean_a",
            "mean_b", "delta", "wins", "ties", "losses", "ci_low", "ci_high", "p_ttest", "p_randomization",
@@ -51,7 +51,7 @@ NO_SCORES = "has no scores in fct_run_metric_stats (unknown run, no scored quest
 
 def scored_runs(run_ids: Sequence[str], con: duckdb.DuckDBPyConnection | None = None) -> dict[str, tuple[str, str]]:
     """run id -> (run kind, dataset) of the runs with scores (fct_run_metric_stats), from the published marts, or
-    on `con`, a reader's published connection (python_jobs/warehouse/queries.py) that holds one published state."""
+    on `con`, a reader's published connection (python_jobs/marts/queries.py) that holds one published state."""
     marks = ", ".join("?" for _ in run_ids)
     sql = f"select distinct run_id, run_kind, dataset from fct_run_metric_stats where run_id in ({marks})"
     frame = query_marts(sql, list(run_ids)) if con is None else con.sql(sql, params=list(run_ids)).pl()

@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from python_jobs.warehouse import sql_functions
+from python_jobs.stats import sql_functions
 
 NAME = "student_t_quantile"
 NORMAL = "normal_quantile"

@@ -5,28 +5,21 @@ EXCEPT of selects) is accepted, anything else (COPY, CREATE, INSERT, ATTACH, PRA
 refused with a message. The analyst may write in another engine's dialect (`--dialect snowflake|bigquery|trino|
 postgres|spark`): sqlglot transpiles it to DuckDB's.
 
-It runs on the published Parquet exports (a build publishes every mart and seed under <home>/exports/marts:
-python_jobs/warehouse/publishing.py), never on the DuckDB file: a query can never hold the lock `dbt build` needs, a
-build never makes a query fail, and a query sees one build's published state (the files one manifest names).
-`select` runs the library's own queries (reports, comparisons, the dashboard) over the same state. The in-memory
-DuckDB that runs it has file access switched off except for the exports directory, so
-table functions cannot read other files (`read_text('/etc/passwd')`) and nothing can be written.
+It runs on the published Parquet exports through the one opener every reader uses (python_jobs/marts/published.py),
+never on the DuckDB file: a query can never hold the lock `dbt build` needs, a build never makes a query fail, and a
+query sees one build's published state (the files one manifest names), with file access switched off except for the
+exports directory.
 """
 
 from __future__ import annotations
-
-import os
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 
 import duckdb
 import polars as pl
 import sqlglot
 from sqlglot import exp
 
-from python_jobs.core.config import warehouse_home
 from python_jobs.core.errors import InputError
-from python_jobs.warehouse.publishing import exports_dir, published_tables
+from python_jobs.marts.published import not_published, published_connection, tables_named
 
 DIALECTS = ("duckdb", "spark", "trino", "postgres", "bigquery", "snowflake")
 READ_ONLY = (exp.Select, exp.SetOperation)  # SetOperation: UNION / INTERSECT / EXCEPT
@@ -59,37 +52,6 @@ def transpile(sql: str, dialect: str = "duckdb", to: str = "duckdb") -> str:
     return read_only_statement(sql, dialect).sql(dialect=to)
 
 
-@contextmanager
-def published_connection(home: str | os.PathLike[str] | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
-    """An in-memory DuckDB with one view per published table over the files of one manifest (PublishError when
-    nothing is published or it is stale). File access is limited to the exports directory, switched off for
-    anything else before any view exists, and cannot be switched back on by a query."""
-    h = warehouse_home(home)
-    tables = published_tables(h)
-    con = duckdb.connect(":memory:")
-    try:
-        con.execute(f"set allowed_directories = [{_literal(str(exports_dir(h)) + '/')}]")
-        con.execute("set enable_external_access = false")
-        con.execute("set enable_progress_bar = false")
-        for name, files in tables.items():
-            paths = ", ".join(_literal(str(f)) for f in files)
-            con.execute(f'create view "{name}" as select * from read_parquet([{paths}], union_by_name = true)')
-        yield con
-    finally:
-        con.close()
-
-
-def select(sql: str, params: Sequence[object] = (), home: str | os.PathLike[str] | None = None) -> pl.DataFrame:
-    """A query of the library's own (reports, comparisons, the inventory, the dashboard) over the published state:
-    its frame. A missing table is an InputError that says to build."""
-    with published_connection(home) as con:
-        try:
-            return con.sql(sql, params=list(params)).pl()
-        except duckdb.CatalogException as exc:
-            raise InputError(f"{str(exc).splitlines()[0]}: it is not published; run `dbt build` (or `finrag "
-                             "build`)", field="sql") from None
-
-
 def query(sql: str, home: str | None = None, dialect: str = "duckdb", target: str = "dev") -> pl.DataFrame:
     """Run one read-only query over the published exports (target `spark`: over the Spark warehouse's tables); the
     frame of its result. The query is parsed and checked before any connection or session opens."""
@@ -99,13 +61,11 @@ def query(sql: str, home: str | None = None, dialect: str = "duckdb", target: st
 
         return spark_query(text, home=home)
     text = transpile(sql, dialect, "duckdb")
-    with published_connection(home) as con:
+    with published_connection(home, tables_named(text) or None, strict=False) as con:
         try:
             rel = con.sql(text)
             return rel.pl() if rel is not None else pl.DataFrame()
+        except duckdb.CatalogException as exc:
+            raise not_published(exc) from None
         except duckdb.Error as exc:
             raise InputError(str(exc).splitlines()[0], field="sql") from None
-
-
-def _literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"

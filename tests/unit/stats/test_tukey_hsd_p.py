@@ -1,4 +1,4 @@
-"""tukey_hsd_p (python_jobs/warehouse/paired_tests.py) against its references: scipy.stats.studentized_range.sf (what
+"""tukey_hsd_p (python_jobs/stats/paired_tests.py) against its references: scipy.stats.studentized_range.sf (what
 scipy.stats.tukey_hsd and ranx's compare(stat_test="tukey") call) across families of 2 to 200 runs and 5 to 100,000
 degrees of freedom, q from 0 far into the tail; scipy.stats.tukey_hsd itself on real-shaped groups; the k == 2 closed
 form (Student's t). Relative error below 1e-4 where p > 1e-6; deeper in the tail scipy's own integration is the
@@ -13,7 +13,7 @@ import pytest
 import scipy.stats
 from scipy.stats import studentized_range
 
-from python_jobs.warehouse.paired_tests import tukey_hsd_pvalue, tukey_pvalues
+from python_jobs.stats.paired_tests import tukey_hsd_pvalue, tukey_pvalues
 
 # (k, df): few and many runs, few and many degrees of freedom, df just below scipy's switch to its df = infinity form
 # (100,000) and above it

@@ -1,4 +1,4 @@
-"""`student_t_quantile` (python_jobs/warehouse/student_t.py), the t of mart_sweep_parameter_effects' intervals:
+"""`student_t_quantile` (python_jobs/stats/student_t.py), the t of mart_sweep_parameter_effects' intervals:
 scipy.stats.t.ppf, tan(pi (p - 1/2)) at one degree of freedom (the Cauchy distribution), the normal quantile for
 many, and NULL where undefined, through DuckDB as the dbt plugin registers it."""
 
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from python_jobs.warehouse.student_t import register_duckdb_functions, t_quantiles
+from python_jobs.stats.student_t import register_duckdb_functions, t_quantiles
 
 
 def test_quantiles_are_scipys() -> None:

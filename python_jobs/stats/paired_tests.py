@@ -37,7 +37,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from python_jobs.warehouse import sql_functions
+from python_jobs.stats import sql_functions
 
 # elements of one block of a random matrix (rows x n): bounds the memory of one step at 8 MB of float64
 _BLOCK_ELEMENTS = 1 << 20
@@ -164,7 +164,7 @@ def outcome(diff: float | None, higher_is_better: bool | None) -> str | None:
 # survival numerically (~20-50 ms a value) below df = 100,000, and switches to its df = infinity form (fast) above:
 # below, each (k, df) gets its log-survival evaluated exactly on a Chebyshev grid of log(1 + q) over the q where p
 # moves (from cdf < 1e-12 to sf < 1e-12) and a cubic spline (relative error below 1e-4 where p > 1e-6, within
-# scipy's own integration noise below; tests/unit/warehouse/test_tukey_hsd_p.py), so a build's cost grows with the
+# scipy's own integration noise below; tests/unit/stats/test_tukey_hsd_p.py), so a build's cost grows with the
 # families, not with the runs compared. Below the grid p is 1, beyond it 0 (both within 1e-12).
 _TUKEY_DIRECT_DF = 100_000
 _TUKEY_GRID = 128

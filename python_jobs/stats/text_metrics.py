@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from python_jobs.core.rules import RULES
-from python_jobs.warehouse import sql_functions
+from python_jobs.stats import sql_functions
 
 # ---- SQuAD normalisation (token F1, exact match) ---------------------------------------------------------------
 _ARTICLES = re.compile(r"\b(a|an|the)\b")

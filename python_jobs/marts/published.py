@@ -1,0 +1,100 @@
+"""The one way every reader opens the published marts: `finrag sql`, `report`, `compare`, `ls`, the gate and the
+dashboard.
+
+A build publishes every mart and seed as Parquet under <home>/exports/marts and names the files in one manifest
+(python_jobs/warehouse/publishing.py). A reader opens an in-memory DuckDB with one view per published table over the
+files of that one manifest, so it sees one build's state and never opens the DuckDB file dbt writes (it can never
+hold the lock a build needs). File access is limited to the exports directory before any view exists, so a query's
+table functions cannot read other files (`read_text('/etc/passwd')`) and nothing can be written.
+
+A view is made only for the tables a query names (`tables_named`): binding a view reads its files' Parquet footers,
+and a warehouse of a hundred runs publishes thousands of files that one query does not read.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+
+import duckdb
+import polars as pl
+
+from python_jobs.core.config import warehouse_home
+
+# the manifest's reader is the publishing protocol's, beside its writer; readers take it from here
+from python_jobs.warehouse.publishing import EXPORTS_SUBDIR, PublishError, exports_dir, published_tables, read_manifest
+
+__all__ = ["EXPORTS_SUBDIR", "NotPublished", "PublishError", "exports_dir", "not_published", "published_connection",
+           "read_manifest", "run", "select", "tables_named"]
+
+
+class NotPublished(PublishError):
+    """A table a reader needs is not in the published state: the one wording of every reader."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"{name} is not published: run `finrag build` (or `dbt build`), which publishes the marts")
+        self.name = name
+
+
+def not_published(exc: duckdb.CatalogException) -> NotPublished:
+    """DuckDB's missing-table error as the readers' one "not published" error, naming the table."""
+    text = str(exc).splitlines()[0]
+    name = text.split(" with name ", 1)[1].split(" ", 1)[0] if " with name " in text else text
+    return NotPublished(name)
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def tables_named(sql: str, dialect: str = "duckdb") -> set[str]:
+    """The table names a query mentions (CTE names included: only published names become views). An unparsable
+    query names every table: its views are all made and DuckDB reports the error."""
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        return {t.name for s in sqlglot.parse(sql, read=dialect) if s is not None for t in s.find_all(exp.Table)}
+    except sqlglot.errors.SqlglotError:
+        return set()
+
+
+@contextmanager
+def published_connection(home: str | os.PathLike[str] | None = None, tables: Iterable[str] | None = None,
+                         strict: bool = True) -> Iterator[duckdb.DuckDBPyConnection]:
+    """An in-memory DuckDB with a view per published table over the files of one manifest (`tables`: those only;
+    one that is not published is a NotPublished error, or with strict=False left for the query to report).
+    PublishError when nothing is published or it is stale."""
+    h = warehouse_home(home)
+    published = published_tables(h)
+    wanted = list(published) if tables is None else [n for n in dict.fromkeys(tables) if n in published]
+    missing = [] if tables is None or not strict else [n for n in tables if n not in published]
+    if missing:
+        raise NotPublished(missing[0])
+    con = duckdb.connect(":memory:")
+    try:
+        con.execute(f"set allowed_directories = [{_literal(str(exports_dir(h)) + '/')}]")
+        con.execute("set enable_external_access = false")
+        con.execute("set enable_progress_bar = false")
+        for name in wanted:
+            paths = ", ".join(_literal(str(f)) for f in published[name])
+            con.execute(f'create view "{name}" as select * from read_parquet([{paths}], union_by_name = true)')
+        yield con
+    finally:
+        con.close()
+
+
+def run(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[object] = ()) -> pl.DataFrame:
+    """A query on an open published connection; a table it names that is not published is NotPublished."""
+    try:
+        return con.sql(sql, params=list(params)).pl()
+    except duckdb.CatalogException as exc:
+        raise not_published(exc) from None
+
+
+def select(sql: str, params: Sequence[object] = (), home: str | os.PathLike[str] | None = None) -> pl.DataFrame:
+    """A query of the library's own (reports, comparisons, the inventory, the dashboard) over the published state,
+    with views for the published tables it names: its frame."""
+    with published_connection(home, tables_named(sql) or None, strict=False) as con:
+        return run(con, sql, params)
