@@ -1,6 +1,6 @@
 """Cross-encoder scoring throughput on this machine's CPU: pairs per second of a MiniLM-sized cross-encoder (the
 packaged all-MiniLM-L6-v2 under a fresh head, as `finrag train-reranker` starts from; a trained fold scores at the
-same speed) through the scorer the rerank retriever uses (python_jobs/reranking/scores.py: batched, cached), by
+same speed) through the scorer the rerank retriever uses (python_jobs/corpus/rerank_scores.py: batched, cached), by
 batch size and window, and the same pairs again from the score cache.
 
     .venv/bin/python -m bench.reranker.bench_throughput [--pairs 256] [--threads N]
@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 from python_jobs.corpus.encoders import load_trainable_cross_encoder, set_threads
+from python_jobs.corpus.rerank_scores import ScoreStats, score_pairs
 from python_jobs.page_scoring.training import seeded
-from python_jobs.reranking.scores import ScoreStats, score_pairs
 
 WORDS = ("revenue income margin segment capital expenditure debt notes dividend share repurchase inventory "
          "receivable cash flow operating lease goodwill impairment tax rate fiscal quarter million billion").split()

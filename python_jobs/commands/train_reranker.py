@@ -21,8 +21,8 @@ DEFAULTS = RerankerTrainingConfig(dataset="")
 @produces
 @click.option("--dataset", required=True, help="Dataset whose questions, evidence and chunks / pages make the pairs.")
 @click.option("--passage", type=click.Choice(PASSAGES), default=DEFAULTS.passage, show_default=True,
-              help="What the reranker reads: chunks, or pages as the page scorer reads them (use the same "
-                   "--rerank-passage when reranking).")
+              help="What the reranker reads: chunks, or pages as the page scorer reads them (rerank the same "
+                   "passages with it).")
 @click.option("--first-stage", default=None,
               help="Retriever (its default settings) whose top results that are not gold are the hard negatives "
                    "(default: the rerank retriever's first stage).")

@@ -43,6 +43,7 @@ from python_jobs.corpus.encoders import load_trainable_cross_encoder, resolve
 from python_jobs.corpus.lake_chunks import read_chunks, resolve_chunker
 from python_jobs.page_scoring.folds import Fold, Pair, make_folds, training_pairs
 from python_jobs.page_scoring.pages import normalisation_params, read_page_texts
+from python_jobs.page_scoring.rerankers import KIND
 from python_jobs.page_scoring.training import (
     FoldTrainingConfig,
     pairs_digest,
@@ -54,7 +55,6 @@ from python_jobs.page_scoring.training import (
 from python_jobs.retrieval import Context, Query, RetrieverTree
 from python_jobs.retrieval.conditions import restrictions
 
-KIND = "reranker"
 PASSAGES = ("chunk", "page")
 HEAD = ("classifier", "pooler")  # the parameter names of the scoring head (`head_only`)
 

@@ -10,7 +10,7 @@ keep the first-stage order.
   rerank stage (`--first-stage rerank`), whose settings are given as `first_stage.<setting>` (CLI:
   `--first-stage-reranker`, `--first-stage-top-n`, ...). The outer stage reads the inner one's top `top_n`, so the
   inner one must keep at least that many (its own `top_n`): a shallower inner stage is refused before the run.
-- Every score goes through the home's score cache (python_jobs/reranking/scores.py): a sweep over first stages,
+- Every score goes through the home's score cache (python_jobs/corpus/rerank_scores.py): a sweep over first stages,
   depths or k re-scores nothing it has scored. Each stage's pairs, cache hits, pairs scored, seconds and pairs / s
   and its cost per question (pairs and seconds) go into the run's params (`rerank`, outermost stage first), with
   the fold that scored each question for a trained reranker.
@@ -27,9 +27,9 @@ from pydantic import Field, field_validator
 from python_jobs.core.errors import InputError
 from python_jobs.core.job_config import required
 from python_jobs.core.lake import Lake
+from python_jobs.corpus.rerank_scores import ScoreStats, score_pairs
 from python_jobs.page_scoring.pages import read_page_texts
-from python_jobs.reranking.scores import ScoreStats, score_pairs
-from python_jobs.reranking.trained import is_trained, load_trained
+from python_jobs.page_scoring.rerankers import is_trained, load_trained
 from python_jobs.retrieval import (
     INNER,
     Context,

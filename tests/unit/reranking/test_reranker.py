@@ -17,6 +17,7 @@ from python_jobs.core.lake import Lake
 from python_jobs.corpus.encoders import load_reranker
 from python_jobs.page_scoring.folds import gold_documents
 from python_jobs.page_scoring.pages import read_page_texts
+from python_jobs.page_scoring.rerankers import load_trained
 from python_jobs.page_scoring.training import TrainingConfig, train_page_scorer
 from python_jobs.reranking.training import RerankerTrainingConfig, train_reranker
 from python_jobs.retrieval.runs import RetrievalConfig
@@ -122,8 +123,6 @@ def test_bad_input_names_the_option_and_lands_nothing(trained):
         with pytest.raises(InputError) as err:
             retrieve(lake.home, DATASET, "rerank", first_stage="bm25", k=3, **settings)
         assert err.value.field == field and words in str(err.value)
-    from python_jobs.reranking.trained import load_trained
-
     with pytest.raises(InputError, match="trained on dataset 'pagefin', not 'other'") as err:
         load_trained(lake, f"trained:{tid}", "other", "chunk")
     assert err.value.field == "reranker"

@@ -10,9 +10,9 @@ from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake
 from python_jobs.page_scoring.folds import Fold, fold_of_question, gold_documents
 from python_jobs.page_scoring.registry import Training, load_training
-from python_jobs.reranking.training import KIND
 
 TRAINED = "trained:"
+KIND = "reranker"  # its trainings' kind in model_trainings (python_jobs/reranking/training.py trains them)
 
 
 def is_trained(reranker: str) -> bool:
