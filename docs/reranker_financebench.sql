@@ -9,19 +9,34 @@ with runs (run_id, method) as (
     -- the run ids are config hashes: rerunning bench/reranker/financebench.sh lands the same ids
     values
     ('financebench-dense-full-9e5e960978', 'dense'),
-    ('RERANK_RUN_ID', 'dense + trained reranker'),
     ('financebench-dense-oracle_doc-acfad5b5b4', 'oracle_doc'),
     ('financebench-dense-oracle_page-40278276bf', 'oracle_page')
+
+),
+
+methods as (
+
+    select
+        run_id,
+        method
+    from runs
+    union all
+    -- every rerank run of the home (its id depends on the training's, which depends on the examples), by its id
+    select distinct
+        run_id,
+        run_id as method
+    from mart_retrieval_leaderboard
+    where dataset = 'financebench' and run_id like 'financebench-rerank-full-%'
 
 )
 
 select
-    runs.method,
+    methods.method,
     max(board.n_questions) as n,
     round(max(case when board.metric = 'doc_rec' then board.mean end), 3) as doc_rec_5,
     round(max(case when board.metric = 'page_rec' then board.mean end), 3) as page_rec_5
 from mart_retrieval_leaderboard as board
-inner join runs on board.run_id = runs.run_id
+inner join methods on board.run_id = methods.run_id
 where board.k = 5 and board.metric in ('doc_rec', 'page_rec')
-group by runs.method
-order by list_position(['dense', 'dense + trained reranker', 'oracle_doc', 'oracle_page'], runs.method)
+group by methods.method
+order by methods.method
