@@ -47,6 +47,7 @@ VERBS: dict[str, str] = {
     "contracts": "python_jobs.commands.contracts",
     "data-docs": "python_jobs.commands.data_docs",
     "train-page-scorer": "python_jobs.commands.train_page_scorer",
+    "train-reranker": "python_jobs.commands.train_reranker",
     "ls": "python_jobs.commands.ls",
 }
 

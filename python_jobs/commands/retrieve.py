@@ -19,7 +19,7 @@ from python_jobs.core.lake import Lake
 from python_jobs.core.question_sets import parse_splits
 from python_jobs.core.shards import Shard
 from python_jobs.llm.config import LLMConfig
-from python_jobs.retrieval import FIRST_STAGE, FIRST_STAGES, RETRIEVERS, RetrieverConfig, registry
+from python_jobs.retrieval import FIRST_STAGE, FIRST_STAGES, INNER, RETRIEVERS, RetrieverConfig, registry
 from python_jobs.retrieval.conditions import CONDITIONS
 from python_jobs.retrieval.runs import RetrievalConfig, run_retrieval
 
@@ -60,6 +60,21 @@ def setting_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     return fn
 
 
+CASCADE = "first_stage__"  # the parameter name of a cascade option (click's names cannot hold INNER's dot)
+
+
+def cascade_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`--first-stage-<setting>` for each setting of a retriever that cascades (rerank over rerank): the setting of
+    the cascade's first stage (`first_stage.<setting>`; its plain option sets the outer stage's)."""
+    for cls in reversed([c for c in registry().values() if c.cascades]):
+        for name, info in reversed(cls.model_fields.items()):
+            fn = click.option(flag(f"first_stage_{name}"), CASCADE + name,
+                              type=click.Choice(FIRST_STAGES) if name == FIRST_STAGE else click_type(info.annotation),
+                              default=None, help=f"{cls.name} over {cls.name} (a cascade): the first stage's "
+                                                 f"{flag(name)}")(fn)
+    return fn
+
+
 @click.command("retrieve")
 @produces
 @click.option("--retriever", type=click.Choice(RETRIEVERS), required=True)
@@ -70,6 +85,7 @@ def setting_options(fn: Callable[..., Any]) -> Callable[..., Any]:
               show_default=True)
 @click.option("--chunker-id", default=None, help=RetrievalConfig.model_fields["chunker_id"].description)
 @setting_options
+@cascade_options
 @click.option("--run-id", default=None, help=RetrievalConfig.model_fields["run_id"].description)
 @click.option("--batch-size", type=int, default=RetrievalConfig.default("batch_size"), show_default=True,
               help=RetrievalConfig.model_fields["batch_size"].description)
@@ -81,7 +97,7 @@ def command(retriever: str, dataset: str, k: int, condition: str, chunker_id: st
             batch_size: int, llm_config: LLMConfig, split: str | None, shard: Shard | None,
             **settings: Any) -> Produced:
     """Run a retriever over a dataset's questions; land retrieval_runs + retrieval_results."""
-    given = {name: value for name, value in settings.items() if value is not None}
+    given = {name.replace(CASCADE, INNER): value for name, value in settings.items() if value is not None}
     cfg = RetrievalConfig.from_dict({"dataset": dataset, "retriever": retriever, "k": k, "condition": condition,
                                      "chunker_id": chunker_id, "splits": parse_splits(split), "run_id": run_id,
                                      "batch_size": batch_size, **given}, ignore_unknown=True)

@@ -197,8 +197,9 @@ def load_embedder(name: str | None = None, device: str = "cpu") -> Embedder:
 
 
 def evict(name: str) -> None:
-    """Forget a loaded embedder (a model whose files were replaced, e.g. a retrained page scorer fold)."""
+    """Forget a loaded embedder or cross-encoder (a model whose files were replaced, e.g. a retrained fold)."""
     _CACHE.pop(("embedder", resolve(name)[0]), None)
+    _CACHE.pop(("reranker", resolve(name)[0]), None)
 
 
 def load_trainable(name: str | None = None, device: str = "cpu") -> tuple[str, Any]:
@@ -212,6 +213,24 @@ def load_trainable(name: str | None = None, device: str = "cpu") -> tuple[str, A
         from sentence_transformers import SentenceTransformer
 
         model = SentenceTransformer(target, device=device, local_files_only=not _downloads_allowed())
+    except Exception as exc:  # noqa: BLE001 - any loader failure is the user's model name/path
+        raise _load_error(canonical, exc) from None
+    return canonical, model
+
+
+def load_trainable_cross_encoder(name: str | None, max_length: int, device: str = "cpu") -> tuple[str, Any]:
+    """(canonical name, a fresh one-label sentence-transformers CrossEncoder) to fine-tune, from a cross-encoder or
+    from an encoder (a bi-encoder's weights under a new, randomly initialised classification head: seed first),
+    reading at most `max_length` word pieces a pair. Never a cached copy; not the `flag:` backend."""
+    canonical, backend, target = resolve(name)
+    if backend != "sentence-transformers":
+        raise InputError(f"fine-tuning needs a sentence-transformers model, not {canonical!r}", field="base_model")
+    _offline_env()
+    try:
+        from sentence_transformers import CrossEncoder
+
+        model = CrossEncoder(target, num_labels=1, max_length=max_length, device=device,
+                             local_files_only=not _downloads_allowed())
     except Exception as exc:  # noqa: BLE001 - any loader failure is the user's model name/path
         raise _load_error(canonical, exc) from None
     return canonical, model
@@ -234,10 +253,12 @@ class Reranker:
     model: Any
 
     def score(self, pairs: list[tuple[str, str]], batch_size: int = 32) -> np.ndarray:
+        """Both backends give the same scores for one model: the sigmoid of its logit (CrossEncoder's default
+        activation of a one-label model; FlagReranker's `normalize`), the pair truncated to the model's window."""
         if not pairs:
             return np.zeros(0, dtype=np.float64)
         if self.backend == "flagembedding":
-            scores = self.model.compute_score([list(p) for p in pairs], batch_size=batch_size)
+            scores = self.model.compute_score([list(p) for p in pairs], batch_size=batch_size, normalize=True)
             return np.asarray(scores, dtype=np.float64).reshape(-1)
         out = self.model.predict(pairs, batch_size=batch_size, show_progress_bar=False, convert_to_numpy=True)
         return np.asarray(out, dtype=np.float64).reshape(len(pairs), -1)[:, -1]
@@ -258,7 +279,9 @@ def load_reranker(name: str, device: str = "cpu") -> Reranker:
         if backend == "flagembedding":
             from FlagEmbedding import FlagReranker  # optional dependency
 
-            model = FlagReranker(target, devices=device)
+            model = FlagReranker(target, devices=device, use_fp16=False)
+            window = int(getattr(model.tokenizer, "model_max_length", 512) or 512)
+            model.max_length = min(window, 512)  # the window the model was saved with, as CrossEncoder reads it
         else:
             from sentence_transformers import CrossEncoder
 

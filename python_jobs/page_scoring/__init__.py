@@ -8,6 +8,8 @@ top P pages are kept and chunk retrieval is restricted to them (python_jobs/retr
   its gold documents are on one side of a fold).
 - `training`: fine-tuning one model per fold (sentence-transformers, Multiple Negatives Ranking loss with in-batch
   negatives), seeded; lands `model_trainings`.
+- `rerankers`: a landed `finrag train-reranker` training as `--reranker trained:<id>` (python_jobs/reranking/ trains
+  it): which fold model scores which question.
 - `registry`: a landed training's folds and fold models, which fold model may score which question, and the page
   vectors of each fold model cached under $FINRAG_HOME/models.
 """

@@ -26,7 +26,7 @@ from python_jobs.core.lake import Lake
 from python_jobs.corpus.encoders import load_embedder
 from python_jobs.page_scoring.folds import Fold
 from python_jobs.page_scoring.pages import digest
-from python_jobs.page_scoring.training import page_scorer_dir
+from python_jobs.page_scoring.training import KIND, kind_dir
 
 
 @dataclass(frozen=True)
@@ -55,16 +55,20 @@ class Training:
         return [Fold(f.fold, f.train_doc_ids, f.test_doc_ids) for f in self.folds]
 
 
-def load_training(lake: Lake, training_id: str) -> Training:
+def load_training(lake: Lake, training_id: str, kind: str = KIND, field: str = "model_training") -> Training:
+    """A landed training of `kind` (its rows and fold models); errors name the option `field` that gave the id."""
     rows = lake.read_partition("model_trainings", training_id).sort("fold")
+    verb = f"finrag train-{kind.replace('_', '-')}"
     if rows.height == 0:
-        raise InputError(f"no model training {training_id!r} in the lake: run `finrag train-page-scorer` first",
-                         field="model_training")
+        raise InputError(f"no model training {training_id!r} in the lake: run `{verb}` first", field=field)
+    if rows["kind"][0] != kind:
+        raise InputError(f"model training {training_id!r} is a {rows['kind'][0]} training, not a {kind} one "
+                         f"(`{verb}` makes those)", field=field)
     n = rows["n_folds"][0]
     if rows["fold"].to_list() != list(range(n)):
         raise InputError(f"model training {training_id!r} has folds {rows['fold'].to_list()}, expected 0..{n - 1}",
-                         field="model_training")
-    root = page_scorer_dir(lake.home) / training_id
+                         field=field)
+    root = kind_dir(lake.home, kind) / training_id
     folds = []
     for r in rows.iter_rows(named=True):
         if r["model_path"] is None:
@@ -73,7 +77,7 @@ def load_training(lake: Lake, training_id: str) -> Training:
             path = lake.home / r["model_path"]
             if not (path / "config_sentence_transformers.json").exists():
                 raise InputError(f"the model of fold {r['fold']} of {training_id!r} is missing ({path}): retrain it "
-                                 "with `finrag train-page-scorer`", field="model_training")
+                                 f"with `{verb}`", field=field)
             model, cache = str(path), path
         folds.append(FoldModel(r["fold"], tuple(r["train_doc_ids"]), tuple(r["test_doc_ids"]), model,
                                cache / "page_vectors"))

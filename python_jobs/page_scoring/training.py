@@ -28,6 +28,7 @@ import random
 import shutil
 import time
 import uuid
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -49,8 +50,8 @@ KIND = "page_scorer"
 
 
 @dataclass(frozen=True)
-class TrainingConfig:
-    """Everything that decides the fold models (hashed, with the pairs, into the training id)."""
+class FoldTrainingConfig:
+    """The settings every per-fold trainer has (the page scorer's, the reranker's: python_jobs/reranking/)."""
 
     dataset: str
     base_model: str = DEFAULT_EMBEDDER
@@ -60,11 +61,22 @@ class TrainingConfig:
     batch_size: int = 16
     learning_rate: float = 5e-5
     warmup_ratio: float = 0.1
+
+
+@dataclass(frozen=True)
+class TrainingConfig(FoldTrainingConfig):
+    """Everything that decides the page scorer's fold models (hashed, with the pairs, into the training id)."""
+
     doc_label: bool = True
 
 
+def kind_dir(home: Path, kind: str) -> Path:
+    """Where a kind of training keeps its fold models: `<home>/models/<kind>/<training_id>/fold-<f>/`."""
+    return models_dir(home) / kind
+
+
 def page_scorer_dir(home: Path) -> Path:
-    return models_dir(home) / KIND
+    return kind_dir(home, KIND)
 
 
 def fold_dir_name(fold: int) -> str:
@@ -126,22 +138,15 @@ def prepare(lake: Lake, cfg: TrainingConfig) -> tuple[list[Pair], list[Fold]]:
     return pairs, make_folds(pairs, cfg.folds, cfg.seed)
 
 
-def fine_tune(cfg: TrainingConfig, pairs: list[Pair], out_dir: Path, work_dir: Path,
-              progress: bool = True, desc: str = "train") -> tuple[list[float], int]:
-    """Fine-tune a fresh copy of the base model on pairs; save it to out_dir. Returns the mean loss of each epoch and
-    the model's window (max_seq_length: pages are truncated to it)."""
-    from datasets import Dataset
-    from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
-    from sentence_transformers.base.sampler import BatchSamplers
-    from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+def run_trainer(trainer, desc: str, progress: bool) -> list[float]:
+    """Train a sentence-transformers trainer (bi-encoder or cross-encoder) with a stderr bar instead of its own bar
+    and log printer (which write to stdout); returns the mean loss of each epoch (`logging_strategy="epoch"`)."""
     from transformers import TrainerCallback
     from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
     losses_by_epoch: list[float] = []
 
     class Progress(TrainerCallback):
-        """A stderr bar per fold and the epoch losses (the trainer's own bar and printer write logs to stdout)."""
-
         def __init__(self):
             self.bar = None
 
@@ -159,24 +164,106 @@ def fine_tune(cfg: TrainingConfig, pairs: list[Pair], out_dir: Path, work_dir: P
         def on_train_end(self, args, state, control, **kwargs):
             self.bar.close()
 
+    trainer.remove_callback(PrinterCallback)
+    trainer.remove_callback(ProgressCallback)
+    trainer.add_callback(Progress())
+    trainer.train()
+    return losses_by_epoch
+
+
+def trainer_arguments(args_cls, work_dir: Path, epochs: int, batch_size: int, learning_rate: float,
+                      warmup_ratio: float, seed: int, **extra):
+    """The training arguments every fold trainer shares: CPU, seeded data order, a loss per epoch, nothing saved
+    by the trainer itself (the fold model is saved once, at the end)."""
+    return args_cls(
+        output_dir=str(work_dir), num_train_epochs=epochs, per_device_train_batch_size=batch_size,
+        learning_rate=learning_rate, warmup_steps=warmup_ratio, lr_scheduler_type="linear",
+        seed=seed, data_seed=seed, logging_strategy="epoch", save_strategy="no", report_to="none", use_cpu=True,
+        dataloader_num_workers=0, disable_tqdm=True, **extra,
+    )
+
+
+def fine_tune(cfg: TrainingConfig, pairs: list[Pair], out_dir: Path, work_dir: Path,
+              progress: bool = True, desc: str = "train") -> tuple[list[float], int, dict[str, object]]:
+    """Fine-tune a fresh copy of the base model on pairs; save it to out_dir. Returns the mean loss of each epoch,
+    the model's window (max_seq_length: pages are truncated to it) and nothing more to record."""
+    from datasets import Dataset
+    from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
+    from sentence_transformers.base.sampler import BatchSamplers
+    from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+
     with seeded(cfg.seed):
         _, model = load_trainable(cfg.base_model)
         data = Dataset.from_dict({"anchor": [p.question for p in pairs], "positive": [p.page_text for p in pairs]})
-        args = SentenceTransformerTrainingArguments(
-            output_dir=str(work_dir), num_train_epochs=cfg.epochs, per_device_train_batch_size=cfg.batch_size,
-            learning_rate=cfg.learning_rate, warmup_steps=cfg.warmup_ratio, lr_scheduler_type="linear",
-            seed=cfg.seed, data_seed=cfg.seed, batch_sampler=BatchSamplers.NO_DUPLICATES,
-            logging_strategy="epoch", save_strategy="no", report_to="none", use_cpu=True,
-            dataloader_num_workers=0, disable_tqdm=True,
-        )
+        args = trainer_arguments(SentenceTransformerTrainingArguments, work_dir, cfg.epochs, cfg.batch_size,
+                                 cfg.learning_rate, cfg.warmup_ratio, cfg.seed,
+                                 batch_sampler=BatchSamplers.NO_DUPLICATES)
         trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=data,
                                              loss=MultipleNegativesRankingLoss(model))
-        trainer.remove_callback(PrinterCallback)
-        trainer.remove_callback(ProgressCallback)
-        trainer.add_callback(Progress())
-        trainer.train()
+        losses = run_trainer(trainer, desc, progress)
         model.save(str(out_dir), create_model_card=False)
-    return losses_by_epoch, int(model.max_seq_length)
+    return losses, int(model.max_seq_length), {}
+
+
+# fit(fold, its training pairs, the directory to save the fold model to, a scratch directory, the bar's label) ->
+# (mean loss per epoch, the model's window, what else the fold's params record)
+FitFold = Callable[[Fold, list[Pair], Path, Path, str], tuple[list[float], int, dict[str, object]]]
+
+
+def train_folds(lake: Lake, kind: str, tid: str, pairs: list[Pair], folds: list[Fold], fit: FitFold | None,
+                base_row: dict[str, object], params: dict[str, object], progress: bool = True) -> list[dict]:
+    """The one per-fold training loop of the warehouse's trainers (the page scorer, the reranker): each fold's model
+    trained by `fit` on the pairs of its training documents only (None: nothing is trained, the base model scores),
+    saved to a staging directory, moved to `<home>/models/<kind>/<tid>/fold-<f>/` once every fold is done, then one
+    `model_trainings` row per fold lands (base_row's columns, `params` with the fold's own). A killed training
+    leaves neither models nor rows; retraining an id replaces its models, their caches and its rows."""
+    root = kind_dir(lake.home, kind)
+    stage = root / f".staging-{uuid.uuid4().hex}"
+    rows = []
+    try:
+        for fold in folds:
+            train_docs, test_docs = set(fold.train_doc_ids), set(fold.test_doc_ids)
+            train = [p for p in pairs if p.doc_id in train_docs]
+            held = [p for p in pairs if p.doc_id in test_docs]
+            if {p.question_id for p in train} & {p.question_id for p in held}:  # make_folds keeps them apart
+                raise RuntimeError(f"fold {fold.fold}: a question has pairs on both sides")
+            t0 = time.perf_counter()
+            model_path = window = None
+            epoch_losses: list[float] = []
+            extra: dict[str, object] = {}
+            if fit is not None:
+                work = stage / f"_trainer-{fold.fold}"
+                epoch_losses, window, extra = fit(fold, train, stage / fold_dir_name(fold.fold), work,
+                                                  f"train {tid} fold {fold.fold + 1}/{len(folds)}")
+                shutil.rmtree(work, ignore_errors=True)
+                model_path = (root / tid / fold_dir_name(fold.fold)).relative_to(lake.home).as_posix()
+            seconds = time.perf_counter() - t0
+            if fit is not None:
+                say(f"fold {fold.fold}: {len(train)} pairs, {len(fold.test_doc_ids)} test documents, "
+                    f"{seconds:.1f} s, epoch losses {[round(x, 4) for x in epoch_losses]}")
+            rows.append({
+                **base_row, "training_id": tid, "fold": fold.fold, "n_folds": len(folds), "kind": kind,
+                "model_path": model_path, "train_doc_ids": list(fold.train_doc_ids),
+                "test_doc_ids": list(fold.test_doc_ids), "n_train_pairs": len(train), "n_test_pairs": len(held),
+                "epoch_losses": epoch_losses, "train_seconds": round(seconds, 3),
+                "params": json.dumps({**params, "n_pairs": len(pairs),
+                                      "n_train_questions": len({p.question_id for p in train}),
+                                      "test_question_ids": sorted({p.question_id for p in held}),
+                                      "max_seq_length": window, **extra}, sort_keys=True),
+            })
+        final = root / tid
+        if final.exists():  # a retrain replaces the old models and the caches beside them
+            trash = root / f".trash-{uuid.uuid4().hex}"
+            os.replace(final, trash)
+            shutil.rmtree(trash, ignore_errors=True)
+        if fit is not None:
+            os.replace(stage, final)
+        for fold in folds:  # a model loaded earlier in this process from the old files is stale
+            evict(str(final / fold_dir_name(fold.fold)))
+        lake.land([("model_trainings", tid, contract("model_trainings").frame(rows))])
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+    return rows
 
 
 def train_page_scorer(lake: Lake, cfg: TrainingConfig, training_id_override: str | None = None,
@@ -190,55 +277,15 @@ def train_page_scorer(lake: Lake, cfg: TrainingConfig, training_id_override: str
     tid = check_id(training_id_override or training_id(cfg, digest), "training id")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-    root = page_scorer_dir(lake.home)
-    stage = root / f".staging-{uuid.uuid4().hex}"
-    rows = []
+    def fit(fold: Fold, train: list[Pair], out: Path, work: Path, desc: str):
+        return fine_tune(cfg, train, out, work, progress, desc=desc)
+
     t_all = time.perf_counter()
-    try:
-        for fold in folds:
-            train_docs = set(fold.train_doc_ids)
-            train = [p for p in pairs if p.doc_id in train_docs]
-            held = [p for p in pairs if p.doc_id in set(fold.test_doc_ids)]
-            if {p.question_id for p in train} & {p.question_id for p in held}:  # make_folds keeps them apart
-                raise RuntimeError(f"fold {fold.fold}: a question has pairs on both sides")
-            t0 = time.perf_counter()
-            model_path = window = None
-            epoch_losses: list[float] = []
-            if cfg.epochs > 0:
-                out = stage / fold_dir_name(fold.fold)
-                epoch_losses, window = fine_tune(cfg, train, out, stage / f"_trainer-{fold.fold}", progress,
-                                         desc=f"train {tid} fold {fold.fold + 1}/{len(folds)}")
-                shutil.rmtree(stage / f"_trainer-{fold.fold}", ignore_errors=True)
-                model_path = (root / tid / fold_dir_name(fold.fold)).relative_to(lake.home).as_posix()
-            seconds = time.perf_counter() - t0
-            if cfg.epochs > 0:
-                say(f"fold {fold.fold}: {len(train)} pairs, {len(fold.test_doc_ids)} test documents, "
-                    f"{seconds:.1f} s, epoch losses {[round(x, 4) for x in epoch_losses]}")
-            rows.append({
-                "training_id": tid, "fold": fold.fold, "dataset": cfg.dataset, "n_folds": len(folds), "kind": KIND,
-                "base_model": cfg.base_model, "model_path": model_path, "train_doc_ids": list(fold.train_doc_ids),
-                "test_doc_ids": list(fold.test_doc_ids), "n_train_pairs": len(train), "n_test_pairs": len(held),
-                "epoch_losses": epoch_losses, "train_seconds": round(seconds, 3),
-                "params": json.dumps({**asdict(cfg), "normalisation": normalisation_params(cfg.doc_label),
-                                      "pairs_sha256": digest, "n_pairs": len(pairs),
-                                      "n_train_questions": len({p.question_id for p in train}),
-                                      "test_question_ids": sorted({p.question_id for p in held}),
-                                      "max_seq_length": window},
-                                     sort_keys=True),
-            })
-        total = time.perf_counter() - t_all
-        final = root / tid
-        if final.exists():  # a retrain replaces the old models and the page vectors cached beside them
-            trash = root / f".trash-{uuid.uuid4().hex}"
-            os.replace(final, trash)
-            shutil.rmtree(trash, ignore_errors=True)
-        if cfg.epochs > 0:
-            os.replace(stage, final)
-        for fold in folds:  # a model loaded earlier in this process from the old files is stale
-            evict(str(final / fold_dir_name(fold.fold)))
-        lake.land([("model_trainings", tid, contract("model_trainings").frame(rows))])
-    finally:
-        shutil.rmtree(stage, ignore_errors=True)
+    rows = train_folds(lake, KIND, tid, pairs, folds, fit if cfg.epochs > 0 else None,
+                       {"dataset": cfg.dataset, "base_model": cfg.base_model},
+                       {**asdict(cfg), "normalisation": normalisation_params(cfg.doc_label), "pairs_sha256": digest},
+                       progress)
+    total = time.perf_counter() - t_all
     return {"training_id": tid, "dataset": cfg.dataset, "folds": len(folds), "pairs": len(pairs),
             "epochs": cfg.epochs, "train_seconds": round(sum(r["train_seconds"] for r in rows), 1),
             "seconds": round(total, 1)}

@@ -47,6 +47,7 @@ from python_jobs.retrieval.conditions import Restriction
 
 LEVELS = ("top", "child")
 FIRST_STAGE = "first_stage"  # the setting that makes a retriever a wrapper: the retriever it wraps
+INNER = FIRST_STAGE + "."  # a setting of a cascade's first stage: `first_stage.reranker`, `first_stage.top_n`
 
 # settings several retrievers have: each declares its checks and help once here, its default in its config class
 FirstStage = Annotated[str, Field(description="Inner retriever (first stage) of a wrapper.")]
@@ -150,6 +151,9 @@ class RetrieverConfig(JobConfig):
     needs: ClassVar[tuple[str, ...]] = ()  # the stages it always runs on (hybrid: bm25 and dense)
     can_be_first_stage: ClassVar[bool] = False  # a wrapper may wrap it (--first-stage)
     uses_llm: ClassVar[bool] = False  # it calls the LLM, through the run's Rewriter (Context.rewriter)
+    # it may wrap a stage of its own kind (a cascade: rerank over rerank); that stage's settings are then given as
+    # `first_stage.<setting>` (INNER), since its plain names go to the outer stage
+    cascades: ClassVar[bool] = False
     # with a `top_n` setting, the default depth: max(min_depth, depth_per_k * k)
     min_depth: ClassVar[int] = 0
     depth_per_k: ClassVar[int] = 1
@@ -172,6 +176,9 @@ class RetrieverConfig(JobConfig):
     def hashed(self) -> dict[str, Any]:
         """Its settings as they enter the run's config hash and params (an LLM retriever's own go under `llm`)."""
         return self.model_dump()
+
+    def check_inner(self, inner: RetrieverConfig, k: int) -> None:
+        """Refuse a first stage this stage cannot run on for k results (InputError naming the setting)."""
 
     @abstractmethod  # pydantic's model metaclass is an ABCMeta: a config class without build cannot be made
     def build(self, ctx: Context, level: str, k: int, tree: RetrieverTree) -> Retriever:
@@ -221,18 +228,30 @@ def config_class(retriever: str) -> type[RetrieverConfig]:
     return found
 
 
-def stage_names(retriever: str, first_stage: str | None = None) -> list[str]:
+def stage_names(retriever: str, first_stage: str | None = None, nested: Mapping[str, Any] | None = None) -> list[str]:
     """The retrievers a config runs, outermost first: a wrapper's first stage (default: its own default), then the
-    stages it needs."""
+    stages it needs. A cascade's first stage is of the wrapper's own kind; its own first stage is `nested`'s
+    `first_stage.first_stage` (the settings with INNER before their name)."""
     cls = config_class(retriever)
     inner: list[str] = []
     if cls.wraps():
         name = first_stage or cls.default(FIRST_STAGE)
-        valid = tuple(n for n, c in registry().items() if c.can_be_first_stage and n != retriever)
+        valid = tuple(n for n, c in registry().items() if c.can_be_first_stage and (n != retriever or cls.cascades))
         if name not in valid:
             raise InputError(f"--first-stage {name!r} is not valid for {retriever}; one of {valid}", field=FIRST_STAGE)
-        inner = stage_names(name)
+        deeper = {k[len(INNER):]: v for k, v in (nested or {}).items() if k.startswith(INNER)}
+        inner = stage_names(name, deeper.get(FIRST_STAGE), deeper) if name == retriever else stage_names(name)
     return [retriever, *inner, *(n for need in cls.needs for n in stage_names(need))]
+
+
+def chain_depths(names: list[str]) -> list[int | None]:
+    """Each stage's place in the chain of a cascade (0: the outermost; d + 1: the first stage of a cascade stage at
+    d); None for the other stages (a wrapper's ordinary first stage, the stages a retriever needs)."""
+    out: list[int | None] = [0] + [None] * (len(names) - 1)
+    for i in range(len(names) - 1):
+        if out[i] is not None and config_class(names[i]).cascades and names[i + 1] == names[i]:
+            out[i + 1] = out[i] + 1
+    return out
 
 
 @dataclass(frozen=True)
@@ -248,18 +267,40 @@ class RetrieverTree:
         out with `ignore_unknown` (the CLI, whose options are every retriever's)."""
         settings = dict(settings or {})
         first = settings.get(FIRST_STAGE) if config_class(retriever).wraps() else None
-        names = stage_names(retriever, first)
+        names = stage_names(retriever, first, settings)
+        depths = chain_depths(names)
         claimed: set[str] = set()
         stages = []
-        for name in names:
+        for name, depth in zip(names, depths, strict=True):
             kind = config_class(name)
-            stages.append(kind(**{k: v for k, v in settings.items() if k in kind.model_fields and k not in claimed}))
-            claimed |= set(kind.model_fields)
+            mine = {k: v for k, v in settings.items()
+                    if k in kind.model_fields and k not in claimed and not k.startswith(INNER)}
+            if depth:  # a cascade's inner stage: its settings are the ones addressed to it
+                mine = {k[len(INNER) * depth:]: v for k, v in settings.items()
+                        if k.startswith(INNER * depth) and k[len(INNER) * depth:] in kind.model_fields}
+                claimed |= {INNER * depth + k for k in mine}
+            stages.append(kind(**mine))
+            claimed |= set(kind.model_fields) if not depth else set()
         unknown = [k for k in settings if k not in claimed]
         if unknown and not ignore_unknown:
             raise InputError(f"{unknown[0]!r} is not a setting of {' > '.join(names)}; its settings: "
                              f"{', '.join(sorted(claimed)) or 'none'}", field=str(unknown[0]))
         return cls(tuple(stages))
+
+    def depths(self) -> list[int | None]:
+        """chain_depths of its stages."""
+        return chain_depths(self.names)
+
+    def check(self, k: int) -> None:
+        """Every wrapper's check of its first stage for k results (a cascade's inner depth)."""
+        for outer, inner in zip(self.stages, self.stages[1:]):
+            if outer.wraps():
+                outer.check_inner(inner, k)
+
+    def inner(self, stage: RetrieverConfig) -> RetrieverTree:
+        """The tree of a wrapper stage's first stage: the stages after it (its first stage, then what they need)."""
+        i = next(i for i, s in enumerate(self.stages) if s is stage)
+        return RetrieverTree(self.stages[i + 1:])
 
     @property
     def retriever(self) -> str:
@@ -270,8 +311,9 @@ class RetrieverTree:
         return [s.name for s in self.stages]
 
     def keys(self) -> frozenset[str]:
-        """The names of the settings its stages have."""
-        return frozenset(k for s in self.stages for k in type(s).model_fields)
+        """The names of the settings its stages have (a cascade's inner stage's under their INNER names)."""
+        return frozenset(INNER * (d or 0) + k for s, d in zip(self.stages, self.depths(), strict=True)
+                         for k in type(s).model_fields)
 
     def find(self, kind: type[C]) -> C:
         """The config of its stage of that kind (e.g. the dense settings of a hyde run)."""

@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 import polars as pl
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, model_validator
 
 from python_jobs.core.console import progress as console_progress
 from python_jobs.core.contracts import contract
@@ -42,7 +42,7 @@ from python_jobs.core.run_ids import derived_id
 from python_jobs.core.shards import Shard
 from python_jobs.corpus.lake_chunks import read_chunks, resolve_chunker
 from python_jobs.llm.config import LLMConfig
-from python_jobs.retrieval import Context, Query, RetrieverTree
+from python_jobs.retrieval import INNER, Context, Query, RetrieverTree
 from python_jobs.retrieval.conditions import CONDITIONS, restrictions
 from python_jobs.retrieval.hyde import LLMRetrieverConfig, Rewriter, llm_run_settings
 
@@ -72,6 +72,11 @@ class RetrievalConfig(JobConfig):
         "Question splits to query (default: every split except 'dropped')."))
     run_id: str | None = Field(None, description="Run id (default: derived from the config hash).")
     batch_size: int = Field(64, ge=1, description="Query encoding / search batch size.")
+
+    @model_validator(mode="after")
+    def _stages_fit(self) -> RetrievalConfig:
+        self.retriever.check(self.k)  # a cascade whose inner stage is shallower than the outer one reads
+        return self
 
     @classmethod
     def from_dict(cls, values: Mapping[str, Any], *, file: str | None = None,
@@ -104,12 +109,13 @@ def config_fields(tree: RetrieverTree, k: int) -> dict[str, object]:
     """The retriever's settings as they enter the config hash and params: each stage's (the outermost stage's
     first-stage depth resolved for k), then UNUSED for the first retrievers' settings it does not have."""
     out: dict[str, object] = {"retriever": tree.retriever}
-    for i, stage in enumerate(tree.stages):
+    for i, (stage, depth) in enumerate(zip(tree.stages, tree.depths(), strict=True)):
         values = stage.hashed()
-        if i == 0 and "top_n" in values:
+        if "top_n" in values and (i == 0 or depth):
             values["top_n"] = stage.depth(k)
         for key, value in values.items():
-            out.setdefault(key, value)
+            # a cascade's inner stage: its settings under their INNER names (only such runs have these keys)
+            out.setdefault(INNER * depth + key if depth else key, value)
     return {**UNUSED, **out}
 
 

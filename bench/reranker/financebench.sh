@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The trained reranker on FinanceBench (bench/reranker/README.md): the retrieval-gap study's Table 1 rows here.
+# Usage: FINRAG_HOME=<a home> bench/reranker/financebench.sh   (from the checkout; ../shared beside it)
+# Every id is a hash of its config and inputs, so a rerun lands the same runs. Options (environment):
+#   SKIP_INGEST=1 (the home has the dataset), PAGE_SCORER=1 (also train and run the page scorer, ~15 min more),
+#   CASCADE=1 (also the cascade run), MULTI_HYDE=1 (also Multi-HyDE + reranker: calls the LLM, see the README).
+set -euo pipefail
+: "${FINRAG_HOME:?set FINRAG_HOME to a home}"
+export FINRAG_HOME HF_HUB_OFFLINE=1
+FB=${FB:-../shared/data/financebench}
+F="nice -n ${NICE:-10} .venv/bin/finrag"
+t() { local s=$SECONDS; "$@"; echo "[$(( SECONDS - s )) s] ${*:4:3}" >&2; }
+
+if [ -z "${SKIP_INGEST:-}" ]; then
+    t $F ingest financebench --questions $FB/data/financebench_open_source.jsonl \
+        --documents $FB/data/financebench_document_information.jsonl --pdfs $FB/pdfs
+fi
+t $F chunk --dataset financebench --preset 1024/128
+t $F index --dataset financebench
+t $F retrieve --retriever dense --dataset financebench --k 5
+t $F retrieve --retriever dense --dataset financebench --k 5 --condition oracle_doc
+t $F retrieve --retriever dense --dataset financebench --k 5 --condition oracle_page
+# the reranker: pages as the page scorer reads them, dense's hard negatives, document-level folds
+R=$(t $F train-reranker --dataset financebench --passage page --folds 3 --epochs 2 --negatives 5 --batch-size 8 \
+    --learning-rate 1e-4 --quiet)
+echo "reranker training: $R" >&2
+t $F retrieve --retriever rerank --reranker "trained:$R" --rerank-passage page --dataset financebench --k 5
+if [ -n "${CASCADE:-}" ]; then  # the reranker's top 20 of its own rerank of dense's top 40 (its scores cached)
+    t $F retrieve --retriever rerank --reranker "trained:$R" --rerank-passage page --top-n 20 --first-stage rerank \
+        --first-stage-reranker "trained:$R" --first-stage-rerank-passage page --first-stage-top-n 40 \
+        --dataset financebench --k 5
+fi
+if [ -n "${PAGE_SCORER:-}" ]; then
+    T=$(t $F train-page-scorer --dataset financebench --quiet)
+    t $F retrieve --retriever page_scorer --model-training "$T" --dataset financebench --k 5
+fi
+if [ -n "${MULTI_HYDE:-}" ]; then  # calls the LLM ($FINRAG_LLM_BASE_URL, else the embedded SmolLM2: slow on CPU)
+    t $F retrieve --retriever rerank --first-stage multi_hyde --reranker "trained:$R" --rerank-passage page \
+        --dataset financebench --k 5
+fi
+t $F build

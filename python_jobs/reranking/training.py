@@ -1,0 +1,247 @@
+"""`finrag train-reranker`: fine-tune one cross-encoder per document-level fold and land `model_trainings`.
+
+Examples (`passage` chunk or page):
+- positives: the question's gold passages. `page`: its gold pages whose text is in the lake, as the page scorer reads
+  them (python_jobs/page_scoring/pages.py: headers removed, the document's label in front) — the page scorer's
+  training pairs; `chunk`: the chunks of the chunks partition covering a gold page (the oracle_page candidate set),
+  or for a question whose evidence names no page, every chunk of its gold documents (a BEIR corpus: its one entry);
+- hard negatives: the first stage's (`first_stage`, by default the rerank retriever's, with its default settings)
+  top `negatives_depth` results for the question that are not gold — the chunks themselves, or at `page` the pages
+  those chunks cover —, the first `negatives` of them in rank order. A negative of a fold's test document is left
+  out of that fold's training data, so no fold model sees a page (or chunk) of the documents it will score.
+
+Folds, seeds, training id and model store are the page scorer's (python_jobs/page_scoring/: `make_folds` over the
+positive pairs — a question and all its gold documents on one side —, `train_folds`, `seeded`): fold models under
+`<home>/models/reranker/<training_id>/fold-<f>/`, one `model_trainings` row per fold (kind `reranker`), each
+question later scored only by the fold that held its gold documents out (`fold_of_question`).
+
+Training: sentence-transformers' `CrossEncoderTrainer`, a one-label CrossEncoder from `base_model` (the packaged
+all-MiniLM-L6-v2 by default: its encoder under a fresh, seeded classification head; or any local cross-encoder),
+`BinaryCrossEntropyLoss` on labels 1 / 0 with the positives weighted by the negatives-to-positives ratio of the
+fold, pairs truncated to `max_length` word pieces, AdamW with linear decay after a warm-up. `head_only` trains only
+the scoring head (BERT's pooler and the classifier: 148k of MiniLM's 22.7M weights) — the FinanceRAG paper's
+parameter-efficient variant: faster, and the fold model's encoder is the base model's. Deterministic on CPU as the
+page scorer is (the same seed on the same examples gives the same training id, folds and weights).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from python_jobs.core.errors import InputError
+from python_jobs.core.lake import Lake, check_id
+from python_jobs.core.run_ids import derived_id
+from python_jobs.corpus.encoders import load_trainable_cross_encoder, resolve
+from python_jobs.corpus.lake_chunks import read_chunks, resolve_chunker
+from python_jobs.page_scoring.folds import Fold, Pair, make_folds, training_pairs
+from python_jobs.page_scoring.pages import normalisation_params, read_page_texts
+from python_jobs.page_scoring.rerankers import KIND
+from python_jobs.page_scoring.training import (
+    FoldTrainingConfig,
+    pairs_digest,
+    run_trainer,
+    seeded,
+    train_folds,
+    trainer_arguments,
+)
+from python_jobs.retrieval import Context, Query, RetrieverTree
+from python_jobs.retrieval.conditions import restrictions
+
+PASSAGES = ("chunk", "page")
+HEAD = ("classifier", "pooler")  # the parameter names of the scoring head (`head_only`)
+
+
+@dataclass(frozen=True)
+class RerankerTrainingConfig(FoldTrainingConfig):
+    """Everything that decides the fold models (hashed, with the examples, into the training id)."""
+
+    epochs: int = 2
+    passage: str = "chunk"
+    first_stage: str | None = None  # None: the rerank retriever's default first stage
+    negatives: int = 8
+    negatives_depth: int = 30
+    chunker_id: str | None = None
+    head_only: bool = False
+    max_length: int = 256
+    doc_label: bool = True
+
+
+def check_config(cfg: RerankerTrainingConfig) -> None:
+    checks = [
+        (cfg.passage in PASSAGES, "passage", f"--passage must be one of {PASSAGES}, got {cfg.passage!r}"),
+        (cfg.epochs >= 1, "epochs", f"--epochs must be >= 1 (a fresh head scores nothing), got {cfg.epochs}"),
+        (cfg.negatives >= 0, "negatives", f"--negatives must be >= 0, got {cfg.negatives}"),
+        (cfg.negatives_depth >= 1, "negatives_depth", f"--negatives-depth must be >= 1, got {cfg.negatives_depth}"),
+        (cfg.batch_size >= 1, "batch_size", f"--batch-size must be >= 1, got {cfg.batch_size}"),
+        (cfg.learning_rate > 0, "learning_rate", f"--learning-rate must be > 0, got {cfg.learning_rate}"),
+        (0 <= cfg.warmup_ratio < 1, "warmup_ratio", f"--warmup-ratio must be in [0, 1), got {cfg.warmup_ratio}"),
+        (16 <= cfg.max_length <= 512, "max_length", f"--max-length must be in [16, 512], got {cfg.max_length}"),
+    ]
+    for ok, field, message in checks:
+        if not ok:
+            raise InputError(message, field=field)
+
+
+@dataclass
+class Examples:
+    pairs: list[Pair]  # the positives (the folds are made over them)
+    negatives: dict[str, list[Pair]]  # question_id -> its hard negatives, best first
+    folds: list[Fold]
+    chunker_id: str
+
+
+def _gold_chunk_pairs(questions: pl.DataFrame, evidence: pl.DataFrame, ctx: Context) -> list[Pair]:
+    corpus = ctx.corpus("top")
+    limits = restrictions("oracle_doc", evidence)
+    limits.update(restrictions("oracle_page", evidence))  # a gold page, where the evidence names one
+    texts = corpus.frame["text"].to_list()
+    out = []
+    for qid, question in questions.select("question_id", "question").sort("question_id").iter_rows():
+        if qid not in limits:
+            continue
+        for i in np.flatnonzero(corpus.mask(limits[qid])):
+            if texts[i].strip():
+                out.append(Pair(qid, str(corpus.doc_ids[i]), int(corpus.page_start[i]), question,
+                                f"{corpus.chunk_ids[i]}\x00{texts[i]}"))
+    return out
+
+
+def passage_text(p: Pair) -> str:
+    """A pair's passage (a chunk pair carries its chunk id before the text, so two equal texts stay two chunks)."""
+    return p.page_text.split("\x00", 1)[-1]
+
+
+def prepare(lake: Lake, cfg: RerankerTrainingConfig, progress: bool = True) -> Examples:
+    questions = lake.read("questions", where={"dataset": cfg.dataset})
+    if questions.height == 0:
+        raise InputError(f"no questions for dataset {cfg.dataset!r}: ingest them first", field="dataset")
+    evidence = lake.read("evidence", where={"dataset": cfg.dataset})
+    chunker_id = resolve_chunker(lake, cfg.dataset, cfg.chunker_id)
+    chunks = read_chunks(lake, cfg.dataset, chunker_id)
+    ctx = Context(lake.home, cfg.dataset, chunker_id, chunks, 64, progress)
+    page_text: dict[tuple[str, int], str] = {}
+    if cfg.passage == "page":
+        pages = read_page_texts(lake, cfg.dataset, cfg.doc_label)
+        page_text = {(d, p): t for d, p, t in pages.select("doc_id", "page_number", "text").iter_rows()}
+        pairs = training_pairs(questions, evidence, pages)
+    else:
+        pairs = _gold_chunk_pairs(questions, evidence, ctx)
+    if not pairs:
+        raise InputError(f"dataset {cfg.dataset!r} has no gold {cfg.passage} in the lake to train on", field="dataset")
+    folds = make_folds(pairs, cfg.folds, cfg.seed)
+
+    tree = RetrieverTree.of(cfg.first_stage)
+    if tree.uses_llm:
+        raise InputError(f"--first-stage {cfg.first_stage!r} calls the LLM; mine negatives with a first stage that "
+                         "does not", field="first_stage")
+    text_of = {p.question_id: p.question for p in pairs}
+    qids = sorted(text_of)
+    engine = tree.build(ctx, cfg.negatives_depth)
+    hits = engine.search([Query(q, text_of[q]) for q in qids], cfg.negatives_depth)
+    corpus = ctx.corpus("top")
+    row = {c: i for i, c in enumerate(corpus.chunk_ids)}
+    chunk_text = ctx.texts
+    gold: dict[str, set] = {}
+    for p in pairs:
+        gold.setdefault(p.question_id, set()).add(p.page_text if cfg.passage == "chunk" else (p.doc_id, p.page_number))
+    negatives: dict[str, list[Pair]] = {}
+    for q, found in zip(qids, hits, strict=True):
+        seen: set = set()
+        out: list[Pair] = []
+        for h in found:
+            i = row[h.chunk_id]
+            doc = str(corpus.doc_ids[i])
+            if cfg.passage == "chunk":
+                keys = [(h.chunk_id, int(corpus.page_start[i]), f"{h.chunk_id}\x00{chunk_text[h.chunk_id]}")]
+            else:
+                first, last = int(corpus.page_start[i]), int(corpus.page_end[i])
+                keys = [((doc, n), n, page_text[(doc, n)]) for n in range(first, max(first, last) + 1)
+                        if (doc, n) in page_text] if first >= 0 else []
+            for key, num, text in keys:
+                is_gold = text in gold[q] if cfg.passage == "chunk" else key in gold[q]
+                if key in seen or is_gold or not passage_text(Pair(q, doc, num, "", text)).strip():
+                    continue
+                seen.add(key)
+                out.append(Pair(q, doc, num, text_of[q], text))
+        negatives[q] = out[: cfg.negatives]
+    return Examples(pairs, negatives, folds, chunker_id)
+
+
+def training_id(cfg: RerankerTrainingConfig, digest: str) -> str:
+    blob = json.dumps({**asdict(cfg), "normalisation": normalisation_params(cfg.doc_label), "examples": digest,
+                       "kind": KIND}, sort_keys=True)
+    return derived_id(cfg.dataset, KIND, hashlib.sha256(blob.encode()).hexdigest())
+
+
+def fine_tune(cfg: RerankerTrainingConfig, positives: list[Pair], negatives: list[Pair], out_dir: Path,
+              work_dir: Path, progress: bool = True, desc: str = "train") -> tuple[list[float], int, dict[str, object]]:
+    """Fine-tune a fresh cross-encoder on the fold's examples; save it to out_dir. Returns the mean loss of each
+    epoch, the window and what the fold's params record (negatives, trainable weights)."""
+    import torch
+    from datasets import Dataset
+    from sentence_transformers.cross_encoder import CrossEncoderTrainer, CrossEncoderTrainingArguments
+    from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
+
+    examples = [*positives, *negatives]
+    with seeded(cfg.seed):
+        _, model = load_trainable_cross_encoder(cfg.base_model, cfg.max_length)
+        if cfg.head_only:
+            for name, weight in model.named_parameters():
+                weight.requires_grad = any(part in name for part in HEAD)
+        trainable = sum(w.numel() for w in model.parameters() if w.requires_grad)
+        data = Dataset.from_dict({"query": [p.question for p in examples],
+                                  "passage": [passage_text(p) for p in examples],
+                                  "label": [1.0] * len(positives) + [0.0] * len(negatives)})
+        args = trainer_arguments(CrossEncoderTrainingArguments, work_dir, cfg.epochs, cfg.batch_size,
+                                 cfg.learning_rate, cfg.warmup_ratio, cfg.seed)
+        weight = torch.tensor(max(len(negatives), 1) / max(len(positives), 1))
+        trainer = CrossEncoderTrainer(model=model, args=args, train_dataset=data,
+                                      loss=BinaryCrossEntropyLoss(model, pos_weight=weight))
+        losses = run_trainer(trainer, desc, progress)
+        model.save(str(out_dir), create_model_card=False)
+    return losses, int(model.max_seq_length), {"n_train_negatives": len(negatives), "n_trainable_weights": trainable}
+
+
+def examples_digest(ex: Examples) -> str:
+    negatives = [n for q in sorted(ex.negatives) for n in ex.negatives[q]]
+    return hashlib.sha256(f"{pairs_digest(ex.pairs)}|{pairs_digest(negatives)}|{ex.chunker_id}".encode()).hexdigest()
+
+
+def train_reranker(lake: Lake, cfg: RerankerTrainingConfig, training_id_override: str | None = None,
+                   progress: bool = True) -> dict[str, object]:
+    """Train one cross-encoder per document-level fold; land one `model_trainings` row per fold."""
+    from python_jobs.retrieval.rerank import RerankConfig  # the retriever imports this package
+
+    check_config(cfg)
+    cfg = RerankerTrainingConfig(**{**asdict(cfg), "base_model": resolve(cfg.base_model)[0],
+                                    "first_stage": cfg.first_stage or RerankConfig.default("first_stage")})
+    t_all = time.perf_counter()
+    ex = prepare(lake, cfg, progress)
+    cfg = RerankerTrainingConfig(**{**asdict(cfg), "chunker_id": ex.chunker_id})
+    digest = examples_digest(ex)
+    tid = check_id(training_id_override or training_id(cfg, digest), "training id")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+    def fit(fold: Fold, train: list[Pair], out: Path, work: Path, desc: str):
+        test_docs = set(fold.test_doc_ids)
+        negatives = [n for q in sorted({p.question_id for p in train}) for n in ex.negatives.get(q, [])
+                     if n.doc_id not in test_docs]
+        return fine_tune(cfg, train, negatives, out, work, progress, desc)
+
+    rows = train_folds(lake, KIND, tid, ex.pairs, ex.folds, fit,
+                       {"dataset": cfg.dataset, "base_model": cfg.base_model},
+                       {**asdict(cfg), "normalisation": normalisation_params(cfg.doc_label),
+                        "examples_sha256": digest, "n_negatives": sum(map(len, ex.negatives.values()))},
+                       progress)
+    return {"training_id": tid, "dataset": cfg.dataset, "passage": cfg.passage, "folds": len(ex.folds),
+            "pairs": len(ex.pairs), "negatives": sum(map(len, ex.negatives.values())), "epochs": cfg.epochs,
+            "train_seconds": round(sum(r["train_seconds"] for r in rows), 1),
+            "seconds": round(time.perf_counter() - t_all, 1)}
