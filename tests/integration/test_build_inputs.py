@@ -89,7 +89,7 @@ def change_seed_row(project: Path) -> None:
 def change_function(project: Path) -> None:
     # the body of ROUGE-L (a registered text metric): only the evidence overlap among the retrieval models calls it,
     # and fct_question_metric_scores reads the answers' ROUGE-L (its code reaches the function)
-    edit(project / "python_jobs" / "warehouse" / "text_metrics.py", "def rouge_l_f(", "def rouge_l_f(  # changed\n")
+    edit(project / "python_jobs" / "stats" / "text_metrics.py", "def rouge_l_f(", "def rouge_l_f(  # changed\n")
 
 
 CASES: dict[str, tuple[Callable[[Path], None], set[str]]] = {

@@ -14,7 +14,7 @@ from support.cli import MODELS_ONLY
 # the verbs that land something with an id (a run, a load, a training, a chunking, an index, a sweep)
 PRODUCING = {"ingest financebench", "ingest beir", "ingest trec-qrels", "ingest trec-run",
              "ingest financebench-answers", "chunk", "index", "retrieve", "answer", "import-answers", "judge",
-             "import-human-labels", "generate-qa", "import-inspection", "train-page-scorer", "sweep",
+             "import-human-labels", "generate-qa", "import-inspection", "train-page-scorer", "train-reranker", "sweep",
              "ingest ragas", "ingest deepeval", "calibrate", "ingest traces-otlp", "ingest traces-langfuse"}
 
 

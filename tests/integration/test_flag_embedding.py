@@ -77,7 +77,9 @@ def test_flag_reranker_rescores_like_flagreranker(home: Path, finrag, flag_cross
     res = results(lake, run_id)
     for qid, text, _ in QUESTIONS:
         cands = ranking(lake, first_id, qid)
-        scores = np.asarray(model.compute_score([[text, texts[c]] for c in cands]), dtype=np.float64).reshape(-1)
+        # the rerank stage lands FlagReranker's normalised scores (the logit's sigmoid), as CrossEncoder does
+        scores = np.asarray(model.compute_score([[text, texts[c]] for c in cands], normalize=True),
+                            dtype=np.float64).reshape(-1)
         order = sorted(range(len(cands)), key=lambda i: (-scores[i], i))[:2]
         got = res.filter(pl.col("question_id") == qid)
         assert got["chunk_id"].to_list() == [cands[i] for i in order]

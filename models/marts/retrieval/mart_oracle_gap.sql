@@ -41,11 +41,11 @@ oracle_candidates as (
             order by oracle_runs.run_created_at desc, oracle_runs.run_id desc
         ) as recency
     from full_runs
+    -- the oracle conditions are the rules' oracle bounds (python_jobs/core/rules.yml); counterparts below names
+    -- each one again because the mart publishes a column pair per condition (its published shape)
     inner join runs as oracle_runs
-        -- the oracle conditions are the rules' oracle bounds (python_jobs/core/rules.yml); counterparts below names
-        -- each one again because the mart publishes a column pair per condition (its published shape)
-        on {{ oracle_bound_condition('oracle_runs.condition') }}
-        and full_runs.config_id = oracle_runs.config_id
+        on full_runs.config_id = oracle_runs.config_id
+        and {{ oracle_bound_condition('oracle_runs.condition') }}
 
 ),
 
