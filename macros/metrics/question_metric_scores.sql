@@ -56,8 +56,11 @@
 
 {% macro per_run_pending(versions) %}
 {#- The condition on a CTE of retrieval run versions (run_id, run_version), named `versions`, of the runs to compute:
-    those whose version the record does not hold for this model (every run in a whole build, or without a record). -#}
-    {%- set record = run_versions_record() if is_incremental() else none %}
+    those whose version the record does not hold for this model (every run in a whole build, without a record, or
+    when the model's table has no run_version column yet: built before the model was run-versioned). -#}
+    {%- set versioned = is_incremental() and 'run_version' in (adapter.get_columns_in_relation(this)
+        | map(attribute='name') | list) %}
+    {%- set record = run_versions_record() if versioned else none %}
     {%- if record is not none -%}
     not exists (
         select 1 from {{ record }} as done

@@ -24,10 +24,8 @@ pending as (
         run_id,
         run_version
     from versions
-    -- the runs whose version the model does not hold yet (delete+insert by run replaces their rows); every run
-    -- when the table has no run_version (built as a table, whatever the record says)
-    where {{ 'true' if not is_incremental() or 'run_version' not in adapter.get_columns_in_relation(this)
-        | map(attribute='name') | list else per_run_pending('versions') }}
+    -- the runs whose version the model does not hold yet (delete+insert by run replaces their rows)
+    where {{ per_run_pending('versions') }}
 
 ),
 
