@@ -190,17 +190,25 @@ def kind_of(attrs: Attrs) -> str:
     return KIND_NAMES[raw.upper()]
 
 
+def json_array(attrs: Attrs, key: str, raw: object, what: str) -> list:
+    """An attribute that holds an array, as an array or as its JSON text (the GenAI conventions allow both); an
+    error naming the attribute otherwise."""
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise attrs.err(key, f"expected {what}: {exc.msg}") from None
+    if not isinstance(raw, list):
+        raise attrs.err(key, f"expected {what}")
+    return raw
+
+
 def messages_text(raw: str | None, attrs: Attrs, key: str) -> list[tuple[str, str]]:
     """GenAI `gen_ai.input.messages` / `output.messages` (a JSON string of [{role, parts: [{type, content}]}]) ->
     [(role, text)]."""
     if raw is None:
         return []
-    try:
-        messages = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise attrs.err(key, f"expected a JSON array of messages: {exc.msg}") from None
-    if not isinstance(messages, list):
-        raise attrs.err(key, "expected a JSON array of messages")
+    messages = json_array(attrs, key, raw, "a JSON array of messages")
     out = []
     for m in messages:
         if not isinstance(m, dict):
@@ -231,13 +239,7 @@ def genai_documents(attrs: Attrs) -> list[RetrievedDoc]:
     raw = attrs.values.get(key)
     if raw is None:
         return []
-    if isinstance(raw, str):
-        try:
-            raw = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise attrs.err(key, f"expected a JSON array of documents: {exc.msg}") from None
-    if not isinstance(raw, list):
-        raise attrs.err(key, "expected an array of documents ({id, score})")
+    raw = json_array(attrs, key, raw, "an array of documents ({id, score})")
     docs = []
     for i, d in enumerate(raw):
         if not isinstance(d, dict) or not isinstance(d.get("id"), str | int) or isinstance(d.get("id"), bool):

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import json
 import random
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from support.otlp_traces import Sent
 
 T0 = datetime(2026, 11, 2, tzinfo=UTC)
 MODEL = "gpt-4o-mini"
@@ -35,28 +36,12 @@ OBSERVATION_SCHEMA = pa.schema([
 ])
 
 
-@dataclass
-class SentTrace:
-    trace_id: str
-    version: str
-    question: str
-    docs: list[tuple[str, float, str]]
-    answer: str
-    prompt_tokens: int
-    completion_tokens: int
-    latency_ms: float
-    cost: float
-    judge: list[float] = field(default_factory=list)
-    check: float = 0.0
-    human: float | None = None
-
-
 def stamp(t: datetime) -> str:
     return t.strftime("%Y-%m-%d %H:%M:%S.%f")
 
 
 def make_export(out: Path, n_per_version: int = 30, labelled: int = 12, repeated: int = 6,
-                seed: int = 11) -> tuple[Path, list[SentTrace]]:
+                seed: int = 11) -> tuple[Path, list[Sent]]:
     """An export folder `out` (observations_v2/<date>.parquet, scores/<date>.jsonl) and what it holds."""
     rng = random.Random(seed)
     observations, scores, sent = [], [], []
@@ -74,8 +59,8 @@ def make_export(out: Path, n_per_version: int = 30, labelled: int = 12, repeated
             cost = round(pt / 1000 * 0.00015 + ct / 1000 * 0.0006, 9)
             correct = rng.random() < (0.75 if version == "1.0" else 0.6)
             judge = round(min(1.0, max(0.0, (0.85 if correct else 0.3) + rng.uniform(-0.2, 0.2))), 6)
-            s = SentTrace(trace_id, version, question, docs, answer, pt, ct,
-                          latency.total_seconds() * 1000, cost, [judge], float(rng.random() < 0.8))
+            s = Sent(trace_id, version, question, docs, answer, pt, ct, latency.total_seconds() * 1000, [judge],
+                     cost=cost, check=float(rng.random() < 0.8))
             root, ret, gen = (f"{rng.getrandbits(64):016x}" for _ in range(3))
             common = {"trace_id": trace_id, "project_id": PROJECT, "environment": "production", "version": None,
                       "level": "DEFAULT", "status_message": None, "metadata": json.dumps({"app": "finrag"}),

@@ -47,7 +47,7 @@ ID_KEYS = ("traceId", "spanId", "parentSpanId")
 
 @dataclass
 class Sent:
-    """What one trace recorded."""
+    """What one trace recorded (OTLP spans here, a Langfuse export in support/langfuse_exports.py)."""
 
     trace_id: str
     version: str
@@ -59,6 +59,8 @@ class Sent:
     latency_ms: float
     judge: list[float] = field(default_factory=list)  # the LLM judge's correctness, per run of it
     human: float | None = None
+    cost: float = 0.0  # what the tool recorded as the call's cost (Langfuse's total_cost; OTLP spans carry none)
+    check: float = 0.0  # a code evaluator's score (Langfuse's API score)
 
 
 def hex_ids(obj: object) -> object:
