@@ -49,16 +49,21 @@ DEFAULTS = RerankerTrainingConfig(dataset="")
               help="Word pieces of a (question, passage) pair the model reads (the rest is cut).")
 @click.option("--doc-label/--no-doc-label", default=DEFAULTS.doc_label, show_default=True,
               help="Pages: put the document's company, type and period in front of each page's text.")
+@click.option("--fusion-top-n", type=int, default=DEFAULTS.fusion_top_n, show_default=True,
+              help="The first stage's top candidates over which each fold's fusion weight is chosen "
+                   "(`retrieve --rerank-fusion trained`; the rerank retriever's default --top-n).")
+@click.option("--fusion-k", type=int, default=DEFAULTS.fusion_k, show_default=True,
+              help="The cut-off of the recall (on each fold's training questions) that chooses the fusion weight.")
 @click.option("--training-id", default=None, help="Training id (default: derived from the config and the examples).")
 def command(dataset: str, passage: str, first_stage: str | None, negatives: int, negatives_depth: int,
             chunker_id: str | None, folds: int, base_model: str, head_only: bool, epochs: int, seed: int,
             batch_size: int, learning_rate: float, warmup_ratio: float, max_length: int, doc_label: bool,
-            training_id: str | None) -> Produced:
+            fusion_top_n: int, fusion_k: int, training_id: str | None) -> Produced:
     """Fine-tune a cross-encoder reranker per document-level fold; land model_trainings."""
     cfg = RerankerTrainingConfig(
         dataset=dataset, base_model=base_model, folds=folds, epochs=epochs, seed=seed, batch_size=batch_size,
         learning_rate=learning_rate, warmup_ratio=warmup_ratio, passage=passage, first_stage=first_stage,
         negatives=negatives, negatives_depth=negatives_depth, chunker_id=chunker_id, head_only=head_only,
-        max_length=max_length, doc_label=doc_label)
+        max_length=max_length, doc_label=doc_label, fusion_top_n=fusion_top_n, fusion_k=fusion_k)
     out = train_reranker(Lake(), cfg, training_id)
     return str(out["training_id"]), out

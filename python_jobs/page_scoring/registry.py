@@ -36,6 +36,7 @@ class FoldModel:
     test_doc_ids: tuple[str, ...]
     model: str  # what load_embedder loads: the fold model's directory, or the base model (epochs = 0)
     cache_dir: Path
+    params: dict = field(default_factory=dict)  # the fold's row's params (a reranker's fusion weight among them)
 
 
 @dataclass
@@ -80,7 +81,7 @@ def load_training(lake: Lake, training_id: str, kind: str = KIND, field: str = "
                                  f"with `{verb}`", field=field)
             model, cache = str(path), path
         folds.append(FoldModel(r["fold"], tuple(r["train_doc_ids"]), tuple(r["test_doc_ids"]), model,
-                               cache / "page_vectors"))
+                               cache / "page_vectors", json.loads(r["params"] or "{}")))
     first = rows.row(0, named=True)
     return Training(training_id, first["dataset"], first["base_model"], json.loads(first["params"] or "{}"), folds)
 

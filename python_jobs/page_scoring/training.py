@@ -210,13 +210,19 @@ def fine_tune(cfg: TrainingConfig, pairs: list[Pair], out_dir: Path, work_dir: P
 FitFold = Callable[[Fold, list[Pair], Path, Path, str], tuple[list[float], int, dict[str, object]]]
 
 
+# finish(the training's model directory, holding fold-<f>/ for every fold) -> fold -> more params of its row
+FinishFolds = Callable[[Path], dict[int, dict[str, object]]]
+
+
 def train_folds(lake: Lake, kind: str, tid: str, pairs: list[Pair], folds: list[Fold], fit: FitFold | None,
-                base_row: dict[str, object], params: dict[str, object], progress: bool = True) -> list[dict]:
+                base_row: dict[str, object], params: dict[str, object], progress: bool = True,
+                finish: FinishFolds | None = None) -> list[dict]:
     """The one per-fold training loop of the warehouse's trainers (the page scorer, the reranker): each fold's model
     trained by `fit` on the pairs of its training documents only (None: nothing is trained, the base model scores),
-    saved to a staging directory, moved to `<home>/models/<kind>/<tid>/fold-<f>/` once every fold is done, then one
-    `model_trainings` row per fold lands (base_row's columns, `params` with the fold's own). A killed training
-    leaves neither models nor rows; retraining an id replaces its models, their caches and its rows."""
+    saved to a staging directory, moved to `<home>/models/<kind>/<tid>/fold-<f>/` once every fold is done, then
+    `finish` (if any: a step that needs every fold model in place, as the reranker's choice of its fusion weight)
+    adds to each fold's params, then one `model_trainings` row per fold lands (base_row's columns, `params` with the
+    fold's own). A killed training leaves no rows; retraining an id replaces its models, their caches and its rows."""
     root = kind_dir(lake.home, kind)
     stage = root / f".staging-{uuid.uuid4().hex}"
     rows = []
@@ -260,6 +266,11 @@ def train_folds(lake: Lake, kind: str, tid: str, pairs: list[Pair], folds: list[
             os.replace(stage, final)
         for fold in folds:  # a model loaded earlier in this process from the old files is stale
             evict(str(final / fold_dir_name(fold.fold)))
+        if finish is not None:
+            more = finish(final)
+            for row in rows:
+                row["params"] = json.dumps({**json.loads(row["params"]), **more.get(row["fold"], {})},
+                                           sort_keys=True)
         lake.land([("model_trainings", tid, contract("model_trainings").frame(rows))])
     finally:
         shutil.rmtree(stage, ignore_errors=True)

@@ -22,6 +22,16 @@ fold, pairs truncated to `max_length` word pieces, AdamW with linear decay after
 the scoring head (BERT's pooler and the classifier: 148k of MiniLM's 22.7M weights) — the FinanceRAG paper's
 parameter-efficient variant: faster, and the fold model's encoder is the base model's. Deterministic on CPU as the
 page scorer is (the same seed on the same examples gives the same training id, folds and weights).
+
+Fusion weight (for `--rerank-fusion trained`, python_jobs/page_scoring/rerankers.py: `fuse`): once every fold model
+is in place, each question with a gold passage has its first stage's top `fusion_top_n` candidates (chunks; at
+`page` a chunk is scored by its best page, as the rerank retriever does) scored by the fold model that held it out
+(through the score cache, so a later rerank run over the same candidates scores nothing again). Fold f's weight is
+the one of `FUSION_WEIGHTS` with the best mean recall at `fusion_k` (gold passages in, or at `page` gold pages
+covered by, the top `fusion_k` fused candidates, over the gold passages) over fold f's *training* questions — each
+scored by its own held-out fold model; ties go to the larger weight (the first stage's order). Fold f's test
+questions never take part in choosing their own weight. Each fold's params record its weight and the mean recall of
+every weight on its training questions (`fusion`).
 """
 
 from __future__ import annotations
@@ -41,11 +51,13 @@ from python_jobs.core.lake import Lake, check_id
 from python_jobs.core.run_ids import derived_id
 from python_jobs.corpus.encoders import load_trainable_cross_encoder, resolve
 from python_jobs.corpus.lake_chunks import read_chunks, resolve_chunker
-from python_jobs.page_scoring.folds import Fold, Pair, make_folds, training_pairs
+from python_jobs.corpus.rerank_scores import ScoreStats, score_pairs
+from python_jobs.page_scoring.folds import Fold, Pair, fold_of_question, make_folds, training_pairs
 from python_jobs.page_scoring.pages import normalisation_params, read_page_texts
-from python_jobs.page_scoring.rerankers import KIND
+from python_jobs.page_scoring.rerankers import FUSION_WEIGHTS, KIND, fuse
 from python_jobs.page_scoring.training import (
     FoldTrainingConfig,
+    fold_dir_name,
     pairs_digest,
     run_trainer,
     seeded,
@@ -72,6 +84,8 @@ class RerankerTrainingConfig(FoldTrainingConfig):
     head_only: bool = False
     max_length: int = 256
     doc_label: bool = True
+    fusion_top_n: int = 20  # the candidates the fusion weight is chosen over (the rerank retriever's default top_n)
+    fusion_k: int = 5  # the cut-off of the recall that chooses it
 
 
 def check_config(cfg: RerankerTrainingConfig) -> None:
@@ -84,10 +98,21 @@ def check_config(cfg: RerankerTrainingConfig) -> None:
         (cfg.learning_rate > 0, "learning_rate", f"--learning-rate must be > 0, got {cfg.learning_rate}"),
         (0 <= cfg.warmup_ratio < 1, "warmup_ratio", f"--warmup-ratio must be in [0, 1), got {cfg.warmup_ratio}"),
         (16 <= cfg.max_length <= 512, "max_length", f"--max-length must be in [16, 512], got {cfg.max_length}"),
+        (cfg.fusion_top_n >= 1, "fusion_top_n", f"--fusion-top-n must be >= 1, got {cfg.fusion_top_n}"),
+        (1 <= cfg.fusion_k <= cfg.fusion_top_n, "fusion_k",
+         f"--fusion-k must be in [1, --fusion-top-n], got {cfg.fusion_k}"),
     ]
     for ok, field, message in checks:
         if not ok:
             raise InputError(message, field=field)
+
+
+@dataclass
+class Candidate:
+    """A first-stage result as the rerank retriever scores it: its score and its passages (key, text)."""
+
+    score: float
+    passages: list[tuple[object, str]]  # chunk: [(chunk_id, its text)]; page: [((doc, page), page text), ...]
 
 
 @dataclass
@@ -96,6 +121,13 @@ class Examples:
     negatives: dict[str, list[Pair]]  # question_id -> its hard negatives, best first
     folds: list[Fold]
     chunker_id: str
+    candidates: dict[str, list[Candidate]]  # question_id -> the first stage's top fusion_top_n, best first
+    gold: dict[str, set]  # question_id -> its gold passages' keys (chunk ids, or (doc, page))
+
+    @property
+    def pairs_text(self) -> dict[str, str]:
+        """question_id -> the question's text."""
+        return {p.question_id: p.question for p in self.pairs}
 
 
 def _gold_chunk_pairs(questions: pl.DataFrame, evidence: pl.DataFrame, ctx: Context) -> list[Pair]:
@@ -144,8 +176,9 @@ def prepare(lake: Lake, cfg: RerankerTrainingConfig, progress: bool = True) -> E
                          "does not", field="first_stage")
     text_of = {p.question_id: p.question for p in pairs}
     qids = sorted(text_of)
-    engine = tree.build(ctx, cfg.negatives_depth)
-    hits = engine.search([Query(q, text_of[q]) for q in qids], cfg.negatives_depth)
+    depth = max(cfg.negatives_depth, cfg.fusion_top_n)
+    engine = tree.build(ctx, depth)
+    hits = engine.search([Query(q, text_of[q]) for q in qids], depth)
     corpus = ctx.corpus("top")
     row = {c: i for i, c in enumerate(corpus.chunk_ids)}
     chunk_text = ctx.texts
@@ -153,10 +186,12 @@ def prepare(lake: Lake, cfg: RerankerTrainingConfig, progress: bool = True) -> E
     for p in pairs:
         gold.setdefault(p.question_id, set()).add(p.page_text if cfg.passage == "chunk" else (p.doc_id, p.page_number))
     negatives: dict[str, list[Pair]] = {}
+    candidates: dict[str, list[Candidate]] = {}
     for q, found in zip(qids, hits, strict=True):
         seen: set = set()
         out: list[Pair] = []
-        for h in found:
+        candidates[q] = []
+        for rank, h in enumerate(found):
             i = row[h.chunk_id]
             doc = str(corpus.doc_ids[i])
             if cfg.passage == "chunk":
@@ -165,6 +200,11 @@ def prepare(lake: Lake, cfg: RerankerTrainingConfig, progress: bool = True) -> E
                 first, last = int(corpus.page_start[i]), int(corpus.page_end[i])
                 keys = [((doc, n), n, page_text[(doc, n)]) for n in range(first, max(first, last) + 1)
                         if (doc, n) in page_text] if first >= 0 else []
+            if rank < cfg.fusion_top_n:
+                candidates[q].append(Candidate(float(h.score), [(key, passage_text(Pair(q, doc, num, "", text)))
+                                                                for key, num, text in keys]))
+            if rank >= cfg.negatives_depth:
+                continue
             for key, num, text in keys:
                 is_gold = text in gold[q] if cfg.passage == "chunk" else key in gold[q]
                 if key in seen or is_gold or not passage_text(Pair(q, doc, num, "", text)).strip():
@@ -172,7 +212,9 @@ def prepare(lake: Lake, cfg: RerankerTrainingConfig, progress: bool = True) -> E
                 seen.add(key)
                 out.append(Pair(q, doc, num, text_of[q], text))
         negatives[q] = out[: cfg.negatives]
-    return Examples(pairs, negatives, folds, chunker_id)
+    gold_keys = {q: {g.split("\x00", 1)[0] for g in keys} if cfg.passage == "chunk" else keys
+                 for q, keys in gold.items()}
+    return Examples(pairs, negatives, folds, chunker_id, candidates, gold_keys)
 
 
 def training_id(cfg: RerankerTrainingConfig, digest: str) -> str:
@@ -215,6 +257,50 @@ def examples_digest(ex: Examples) -> str:
     return hashlib.sha256(f"{pairs_digest(ex.pairs)}|{pairs_digest(negatives)}|{ex.chunker_id}".encode()).hexdigest()
 
 
+def candidate_recall(candidates: list[Candidate], order: list[int], gold: set, k: int) -> float:
+    """The share of the gold passages in (`page`: covered by) the top k candidates of `order`."""
+    got = {key for j in order[:k] for key, _ in candidates[j].passages}
+    return len(got & gold) / len(gold) if gold else 0.0
+
+
+def choose_fusion_weights(home: Path, cfg: RerankerTrainingConfig, ex: Examples, model_dir: Path,
+                          progress: bool = True) -> dict[int, dict[str, object]]:
+    """Each fold's fusion weight, chosen on its training questions (see the module's docstring)."""
+    docs: dict[str, frozenset[str]] = {}
+    for p in ex.pairs:
+        docs[p.question_id] = docs.get(p.question_id, frozenset()) | {p.doc_id}
+    fold_of = {q: fold_of_question(ex.folds, q, docs) for q in sorted(ex.candidates)}
+    recall: dict[str, list[float]] = {}  # question -> its recall at each weight
+    stats = ScoreStats()
+    for fold in ex.folds:
+        qids = [q for q, f in fold_of.items() if f == fold.fold]
+        keys = [(q, j, text) for q in qids for j, c in enumerate(ex.candidates[q]) for _, text in c.passages]
+        model = str(model_dir / fold_dir_name(fold.fold))
+        scores = score_pairs(home, model, [(ex.pairs_text[q], text) for q, _, text in keys], cfg.batch_size,
+                             progress, stats)
+        best = {q: np.full(len(ex.candidates[q]), -1.0) for q in qids}  # a candidate with no passage: below all
+        for (q, j, _), score in zip(keys, scores, strict=True):
+            best[q][j] = max(best[q][j], float(score))
+        for q in qids:
+            first = np.array([c.score for c in ex.candidates[q]])
+            recall[q] = []
+            for w in FUSION_WEIGHTS:
+                fused = fuse(best[q], first, w)
+                order = sorted(range(len(fused)), key=lambda j: (-fused[j], j))
+                recall[q].append(candidate_recall(ex.candidates[q], order, ex.gold[q], cfg.fusion_k))
+    out: dict[int, dict[str, object]] = {}
+    for fold in ex.folds:
+        train_q = [q for q, f in fold_of.items() if f != fold.fold]
+        means = [float(np.mean([recall[q][i] for q in train_q])) if train_q else 0.0
+                 for i in range(len(FUSION_WEIGHTS))]
+        pick = max(range(len(FUSION_WEIGHTS)), key=lambda i: (round(means[i], 12), i))  # ties: the larger weight
+        out[fold.fold] = {"fusion": {"weight": FUSION_WEIGHTS[pick], "top_n": cfg.fusion_top_n, "k": cfg.fusion_k,
+                                     "n_questions": len(train_q),
+                                     "recall_by_weight": {str(w): round(m, 6) for w, m in
+                                                          zip(FUSION_WEIGHTS, means, strict=True)}}}
+    return out
+
+
 def train_reranker(lake: Lake, cfg: RerankerTrainingConfig, training_id_override: str | None = None,
                    progress: bool = True) -> dict[str, object]:
     """Train one cross-encoder per document-level fold; land one `model_trainings` row per fold."""
@@ -240,8 +326,10 @@ def train_reranker(lake: Lake, cfg: RerankerTrainingConfig, training_id_override
                        {"dataset": cfg.dataset, "base_model": cfg.base_model},
                        {**asdict(cfg), "normalisation": normalisation_params(cfg.doc_label),
                         "examples_sha256": digest, "n_negatives": sum(map(len, ex.negatives.values()))},
-                       progress)
+                       progress, finish=lambda model_dir: choose_fusion_weights(lake.home, cfg, ex, model_dir,
+                                                                                progress))
     return {"training_id": tid, "dataset": cfg.dataset, "passage": cfg.passage, "folds": len(ex.folds),
+            "fusion_weights": [json.loads(r["params"])["fusion"]["weight"] for r in rows],
             "pairs": len(ex.pairs), "negatives": sum(map(len, ex.negatives.values())), "epochs": cfg.epochs,
             "train_seconds": round(sum(r["train_seconds"] for r in rows), 1),
             "seconds": round(time.perf_counter() - t_all, 1)}

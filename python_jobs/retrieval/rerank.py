@@ -10,6 +10,10 @@ keep the first-stage order.
   rerank stage (`--first-stage rerank`), whose settings are given as `first_stage.<setting>` (CLI:
   `--first-stage-reranker`, `--first-stage-top-n`, ...). The outer stage reads the inner one's top `top_n`, so the
   inner one must keep at least that many (its own `top_n`): a shallower inner stage is refused before the run.
+- Fusion (`rerank_fusion`): `none` orders the candidates by the reranker's score alone; `trained` (a trained
+  reranker only) by (1 - w) z(reranker) + w z(first stage) over each question's candidates, w the weight the fold
+  model's training chose on its own training questions (python_jobs/page_scoring/rerankers.py: `fuse`); the landed
+  score is the fused one, and the run's params hold each fold's w.
 - Every score goes through the home's score cache (python_jobs/corpus/rerank_scores.py): a sweep over first stages,
   depths or k re-scores nothing it has scored. Each stage's pairs, cache hits, pairs scored, seconds and pairs / s
   and its cost per question (pairs and seconds) go into the run's params (`rerank`, outermost stage first), with
@@ -29,7 +33,7 @@ from python_jobs.core.job_config import required
 from python_jobs.core.lake import Lake
 from python_jobs.corpus.rerank_scores import ScoreStats, score_pairs
 from python_jobs.page_scoring.pages import read_page_texts
-from python_jobs.page_scoring.rerankers import is_trained, load_trained
+from python_jobs.page_scoring.rerankers import FUSIONS, fuse, is_trained, load_trained
 from python_jobs.retrieval import (
     INNER,
     Context,
@@ -64,6 +68,9 @@ class RerankConfig(RetrieverConfig):
     rerank_passage: Literal[PASSAGES] = Field("chunk", description=(  # type: ignore[valid-type]
         "What the cross-encoder reads: the chunk's text, or the pages it covers (the chunk takes its best page's "
         "score)."))
+    rerank_fusion: Literal[FUSIONS] = Field("none", description=(  # type: ignore[valid-type]
+        "Order by the reranker's score alone, or fuse it with the first stage's by the weight a trained reranker's "
+        "training chose on its training questions."))
 
     @field_validator("reranker")
     @classmethod
@@ -76,6 +83,8 @@ class RerankConfig(RetrieverConfig):
         out = self.model_dump()
         if out["rerank_passage"] == "chunk":  # added later: the runs that read chunks keep their ids
             del out["rerank_passage"]
+        if out["rerank_fusion"] == "none":  # added later: the unfused runs keep their ids
+            del out["rerank_fusion"]
         return out
 
     def check_inner(self, inner: RetrieverConfig, k: int) -> None:
@@ -94,11 +103,12 @@ class RerankConfig(RetrieverConfig):
 class RerankRetriever:
     def __init__(self, ctx: Context, level: str, first: Retriever, cfg: RerankConfig, top_n: int):
         self.ctx, self.level, self.first, self.top_n = ctx, level, first, top_n
-        self.reranker, self.passage = str(cfg.reranker), cfg.rerank_passage
+        self.reranker, self.passage, self.fusion = str(cfg.reranker), cfg.rerank_passage, cfg.rerank_fusion
         self.uses_dense = first.uses_dense
         self.score_stats = ScoreStats()
         self.n_questions = 0
         self.fold_of: dict[str, int] = {}
+        self.weight_of_fold: dict[int, float] = {}
 
     def _trained(self):
         if not is_trained(self.reranker):
@@ -124,6 +134,11 @@ class RerankRetriever:
 
     def search(self, queries: list[Query], depth: int) -> list[list[Hit]]:
         trained = self._trained()  # a bad training id or passage level fails before anything is searched
+        if self.fusion == "trained":
+            if trained is None:
+                raise InputError(f"--rerank-fusion trained needs a trained reranker (trained:<training_id>), not "
+                                 f"{self.reranker!r}", field="rerank_fusion")
+            weights = {f.fold: trained.fusion_weight(f.fold) for f in trained.training.folds}
         if self.passage == "page":
             self._pages()
         candidates = self.first.search(queries, max(self.top_n, depth))
@@ -131,6 +146,7 @@ class RerankRetriever:
             return []
         self.n_questions += len(queries)
         by_model: dict[str, list[int]] = {}
+        weight = [0.0] * len(queries)
         for i, q in enumerate(queries):
             if trained is None:
                 model = self.reranker
@@ -138,12 +154,16 @@ class RerankRetriever:
                 fold = trained.fold_of(q.question_id)
                 self.fold_of[q.question_id] = fold
                 model = trained.model(fold)
+                if self.fusion == "trained":
+                    weight[i] = self.weight_of_fold[fold] = weights[fold]
             by_model.setdefault(model, []).append(i)
         out: list[list[Hit]] = [[] for _ in queries]
         for model, idx in by_model.items():
             for i, scores in zip(idx, self._score(model, [queries[i] for i in idx], [candidates[i] for i in idx]),
                                  strict=True):
                 hits = candidates[i]
+                if self.fusion == "trained":
+                    scores = fuse(scores, np.array([h.score for h in hits]), weight[i])
                 order = sorted(range(len(hits)), key=lambda j: (-scores[j], j))
                 out[i] = [Hit(hits[j].chunk_id, float(scores[j])) for j in order][:depth]
         return out
@@ -172,10 +192,13 @@ class RerankRetriever:
     def stats(self) -> dict[str, object]:
         inner = self.first.stats().get("rerank", []) if isinstance(self.first, RerankRetriever) else []
         n = max(self.n_questions, 1)
-        own = {"reranker": self.reranker, "top_n": self.top_n, "passage": self.passage, **self.score_stats.as_dict(),
+        own = {"reranker": self.reranker, "top_n": self.top_n, "passage": self.passage, "fusion": self.fusion,
+               **self.score_stats.as_dict(),
                "pairs_per_question": round(self.score_stats.pairs / n, 2),
                "seconds_per_question": round(self.score_stats.seconds / n, 4)}
         if self.fold_of:
             own["questions_by_fold"] = dict(sorted(Counter(self.fold_of.values()).items()))
             own["fold_of_question"] = dict(sorted(self.fold_of.items()))
+        if self.weight_of_fold:
+            own["fusion_weight_of_fold"] = {str(f): w for f, w in sorted(self.weight_of_fold.items())}
         return {"rerank": [own, *inner]}

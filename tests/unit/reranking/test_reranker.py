@@ -110,6 +110,58 @@ def test_page_passages_score_the_pages_a_chunk_covers(trained):
     assert run_params(lake, str(out["run_id"]))["rerank"][0]["passage"] == "page"
 
 
+def recall_at(results, qid: str, gold: set[str], k: int) -> float:
+    top = results.filter(results["question_id"] == qid).sort("rank")["chunk_id"].to_list()[:k]
+    return len(set(top) & gold) / len(gold)
+
+
+def test_the_fusion_weight_is_chosen_on_each_folds_training_questions_and_the_fused_run_uses_it(trained):
+    lake, tid = trained
+    rows = lake.read_partition("model_trainings", tid).sort("fold")
+    fusion = {r["fold"]: json.loads(r["params"])["fusion"] for r in rows.iter_rows(named=True)}
+    assert {f["top_n"] for f in fusion.values()} == {CFG.fusion_top_n} and {f["k"] for f in fusion.values()} == {5}
+    # the first stage alone and the reranker alone, each at the training's depth (fusion_top_n = 20 candidates)
+    runs = {name: str(retrieve(lake.home, DATASET, retriever, k=CFG.fusion_top_n, **settings)["run_id"])
+            for name, retriever, settings in [
+                ("first", "bm25", {}), ("alone", "rerank", {"first_stage": "bm25", "reranker": f"trained:{tid}"}),
+                ("fused", "rerank", {"first_stage": "bm25", "reranker": f"trained:{tid}", "rerank_fusion": "trained"})]}
+    results = {name: lake.read_partition("retrieval_results", r) for name, r in runs.items()}
+    fold_of = run_params(lake, runs["alone"])["rerank"][0]["fold_of_question"]
+    # gold chunks (one chunk per page here): the chunks of the questions' gold pages
+    chunk_of = {(d, p): c for c, d, p in lake.read("chunks").select("chunk_id", "doc_id", "page_start").iter_rows()}
+    gold: dict[str, set[str]] = {}
+    for q, d, p in lake.read("evidence").select("question_id", "doc_id", "page_number").iter_rows():
+        if (d, p) in chunk_of:
+            gold.setdefault(q, set()).add(chunk_of[(d, p)])
+    for f, chosen in fusion.items():
+        train_q = sorted(q for q in gold if fold_of[q] != f)
+        assert chosen["n_questions"] == len(train_q) > 0
+        # weight 1 is the first stage's order, weight 0 the reranker's: their recall@5 on the fold's training
+        # questions, from the landed runs
+        for name, w in (("first", "1.0"), ("alone", "0.0")):
+            want = np.mean([recall_at(results[name], q, gold[q], 5) for q in train_q])
+            assert chosen["recall_by_weight"][w] == pytest.approx(want, abs=1e-6), (f, name)
+        by_weight = chosen["recall_by_weight"]
+        assert chosen["weight"] == max(float(w) for w, m in by_weight.items() if m == max(by_weight.values()))
+    # the fused run: each question's scores are (1 - w) z(reranker) + w z(bm25) over its candidates, w its fold's
+    stage = run_params(lake, runs["fused"])["rerank"][0]
+    assert stage["fusion"] == "trained"
+    assert stage["fusion_weight_of_fold"] == {str(f): c["weight"] for f, c in fusion.items()}
+    z = lambda x: (x - x.mean()) / x.std()  # noqa: E731
+    for qid, f in fold_of.items():
+        first = results["first"].filter(results["first"]["question_id"] == qid).sort("rank")
+        if first.height == 0:
+            continue
+        alone = dict(results["alone"].filter(results["alone"]["question_id"] == qid).select("chunk_id", "score")
+                     .iter_rows())
+        w = fusion[f]["weight"]
+        want = (1 - w) * z(np.array([alone[c] for c in first["chunk_id"]])) + w * z(first["score"].to_numpy())
+        got = results["fused"].filter(results["fused"]["question_id"] == qid).sort("rank")
+        expected = dict(zip(first["chunk_id"], want, strict=True))
+        np.testing.assert_allclose(got["score"].to_numpy(), [expected[c] for c in got["chunk_id"]], atol=1e-9)
+        assert list(np.diff(got["score"].to_numpy()) <= 0) == [True] * (got.height - 1)
+
+
 def test_bad_input_names_the_option_and_lands_nothing(trained):
     lake, tid = trained
     before = set(lake.partitions("retrieval_runs"))
@@ -118,6 +170,7 @@ def test_bad_input_names_the_option_and_lands_nothing(trained):
         ({"reranker": "trained:nosuch"}, "reranker", "no model training 'nosuch'"),
         ({"reranker": f"trained:{page_scorer}"}, "reranker", "is a page_scorer training, not a reranker one"),
         ({"reranker": f"trained:{tid}", "rerank_passage": "page"}, "rerank_passage", "trained on chunk passages"),
+        ({"reranker": "a-cross-encoder", "rerank_fusion": "trained"}, "rerank_fusion", "needs a trained reranker"),
     ]
     for settings, field, words in cases:
         with pytest.raises(InputError) as err:
