@@ -2,7 +2,7 @@
 # The trained reranker on FinanceBench (bench/reranker/README.md): the retrieval-gap study's Table 1 rows here.
 # Usage: FINRAG_HOME=<a home> bench/reranker/financebench.sh   (from the checkout; ../shared beside it)
 # Every id is a hash of its config and inputs, so a rerun lands the same runs. Options (environment):
-#   SKIP_INGEST=1 (the home has the dataset), PAGE_SCORER=1 (also train and run the page scorer, ~15 min more),
+#   SKIP_INGEST=1 (the home has the dataset), EPOCHS (the reranker's, default 4), PAGE_SCORER=1 (also train and run the page scorer, ~15 min more),
 #   CASCADE=1 (also the cascade run), MULTI_HYDE=1 (also Multi-HyDE + reranker: calls the LLM, see the README).
 set -euo pipefail
 : "${FINRAG_HOME:?set FINRAG_HOME to a home}"
@@ -21,10 +21,13 @@ t $F retrieve --retriever dense --dataset financebench --k 5
 t $F retrieve --retriever dense --dataset financebench --k 5 --condition oracle_doc
 t $F retrieve --retriever dense --dataset financebench --k 5 --condition oracle_page
 # the reranker: pages as the page scorer reads them, dense's hard negatives, document-level folds
-R=$(t $F train-reranker --dataset financebench --passage page --folds 3 --epochs 2 --negatives 5 --batch-size 8 \
-    --learning-rate 1e-4 --quiet)
+# (its training also chooses each fold's fusion weight on the fold's training questions and caches their scores)
+R=$(t $F train-reranker --dataset financebench --passage page --folds 3 --epochs "${EPOCHS:-4}" --negatives 5 \
+    --batch-size 8 --learning-rate 1e-4 --quiet)
 echo "reranker training: $R" >&2
 t $F retrieve --retriever rerank --reranker "trained:$R" --rerank-passage page --dataset financebench --k 5
+t $F retrieve --retriever rerank --reranker "trained:$R" --rerank-passage page --rerank-fusion trained \
+    --dataset financebench --k 5
 if [ -n "${CASCADE:-}" ]; then  # the reranker's top 20 of its own rerank of dense's top 40 (its scores cached)
     t $F retrieve --retriever rerank --reranker "trained:$R" --rerank-passage page --top-n 20 --first-stage rerank \
         --first-stage-reranker "trained:$R" --first-stage-rerank-passage page --first-stage-top-n 40 \
@@ -37,5 +40,7 @@ fi
 if [ -n "${MULTI_HYDE:-}" ]; then  # calls the LLM ($FINRAG_LLM_BASE_URL, else the embedded SmolLM2: slow on CPU)
     t $F retrieve --retriever rerank --first-stage multi_hyde --reranker "trained:$R" --rerank-passage page \
         --dataset financebench --k 5
+    t $F retrieve --retriever rerank --first-stage multi_hyde --reranker "trained:$R" --rerank-passage page \
+        --rerank-fusion trained --dataset financebench --k 5
 fi
 t $F build
