@@ -79,7 +79,7 @@ def built(base: dict, tmp_path_factory: pytest.TempPathFactory) -> dict:
     imported = run_finrag(home, "import-human-labels", str(labels), "--label-set", LABEL_SET)
     run_finrag(home, "calibrate", "--label-set", LABEL_SET, "--human-metric", "correctness",
                "--predictor", "correctness")
-    run_finrag(home, "build", *MODELS_ONLY)
+    run_finrag(home, "build", *MODELS_ONLY, "--select", "+mart_judge_calibrated")
     return {"home": home, "raw": raw, "judged": judged, "first": first, "again": again, "out": out,
             "again_out": folder / "again.jsonl", "lines": lines, "blank": lines[0]["question_id"], "extra": extra,
             "imported": imported}
