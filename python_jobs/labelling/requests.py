@@ -75,7 +75,7 @@ def choose(lake: Lake, *, answer_run: str, n: int, label_set: str, metric: str, 
     if predictor not in families:
         raise InputError(f"unknown predictor metric {predictor!r}: a per-answer score of the metric registry, "
                          f"lexical or judged", field="predictor")
-    runs = set(lake.read("generation_runs", columns=["run_id"])["run_id"].to_list())
+    runs = dict(lake.read("generation_runs", columns=["run_id", "dataset"]).iter_rows())
     if answer_run not in runs:
         raise InputError(f"unknown answer run {answer_run!r} (not in the lake's generation_runs)", field="answer_run")
     answers = lake.read("answers", where={"run_id": answer_run}, columns=["question_id", "answer"])
@@ -108,10 +108,12 @@ def choose(lake: Lake, *, answer_run: str, n: int, label_set: str, metric: str, 
         (pl.col("answer_run_id") != answer_run) | (pl.col("metric") != metric))
     landed = pl.concat([kept.drop("created_at", strict=False), design], how="diagonal_relaxed") if kept.height \
         else design
-    picked = frame.with_columns(pl.Series("pi", pi), pl.Series("chosen", chosen)).filter(pl.col("chosen"))
+    questions = lake.read("questions", where={"dataset": runs[answer_run]}, columns=["question_id", "question"])
+    picked = frame.with_columns(pl.Series("pi", pi), pl.Series("chosen", chosen)).filter(pl.col("chosen")).join(
+        questions.unique("question_id"), on="question_id", how="left").sort("question_id")
     lines = [json.dumps({"answer_run_id": answer_run, "question_id": r["question_id"], "metric": metric,
                          "score": None, "annotator": None, "label": None, "request_id": rid,
-                         "context": {"answer": r["answer"], "predictor": predictor,
+                         "context": {"question": r["question"], "answer": r["answer"], "predictor": predictor,
                                      "predicted_score": r["mean"], "inclusion_probability": r["pi"]}})
              for r in picked.iter_rows(named=True)]
     lake.land([(TABLE, label_set, landed)])

@@ -10,7 +10,8 @@ by the judge's uncertainty and writes the label file; a "person" fills in the hu
   missing;
 - mart_judge_calibrated's active_* columns equal python_jobs/labelling/design.py's weighted mean over the same
   answers, probabilities and labels (to 1e-9), while PPI++ and the human-only mean still use every label;
-- bad input: N larger than the unlabelled answers, an unknown predictor: one clear message each, nothing lands."""
+- bad input: N larger than the unlabelled answers, an unknown predictor, a label file with no score filled in: one
+  clear message each, nothing lands."""
 
 from __future__ import annotations
 
@@ -88,6 +89,7 @@ def built(base: dict, tmp_path_factory: pytest.TempPathFactory) -> dict:
 def test_label_next_writes_the_chosen_answers_and_lands_the_design(built: dict) -> None:
     lines, lake = built["lines"], Lake(built["home"])
     assert len(lines) == N and all(row["score"] is None and row["metric"] == "correctness" for row in lines)
+    assert all(row["context"]["question"] and row["context"]["inclusion_probability"] > 0 for row in lines)
     rid = built["first"].stdout.strip()
     assert all(row["request_id"] == rid for row in lines)
     assert built["out"].read_bytes() == built["again_out"].read_bytes() and built["again"].stdout.strip() == rid
@@ -150,3 +152,8 @@ def test_bad_input_is_one_clear_message_and_lands_nothing(built: dict, tmp_path:
     assert unknown.returncode != 0 and "unknown predictor metric 'nope'" in unknown.stderr
     assert not out.exists()
     assert lake.read("label_requests", where={"label_set": LABEL_SET}).sort("question_id").equals(before)
+    labels_before = lake.read("human_labels", where={"label_set": LABEL_SET}).sort("question_id")
+    unfilled = run_finrag(wh, "import-human-labels", str(built["out"]), "--label-set", LABEL_SET, check=False)
+    assert unfilled.returncode == 2
+    assert f"file {built['out']}, field 'score': no line has a score yet ({N} with score null)" in unfilled.stderr
+    assert lake.read("human_labels", where={"label_set": LABEL_SET}).sort("question_id").equals(labels_before)
