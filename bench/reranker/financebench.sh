@@ -2,8 +2,8 @@
 # The trained reranker on FinanceBench (bench/reranker/README.md): the retrieval-gap study's Table 1 rows here.
 # Usage: FINRAG_HOME=<a home> bench/reranker/financebench.sh   (from the checkout; ../shared beside it)
 # Every id is a hash of its config and inputs, so a rerun lands the same runs. Options (environment):
-#   SKIP_INGEST=1 (the home has the dataset), EPOCHS (the reranker's, default 4), PAGE_SCORER=1 (also train and run the page scorer, ~15 min more),
-#   CASCADE=1 (also the cascade run), MULTI_HYDE=1 (also Multi-HyDE + reranker: calls the LLM, see the README).
+#   SKIP_INGEST=1 (the home has the dataset), EPOCHS (the reranker's, default 2), PAGE_SCORER=1 (also train and run the page scorer, ~15 min more),
+#   CASCADE=1 (also the cascade run), MULTI_HYDE=1 (Multi-HyDE + reranker: not yet runnable, multi_hyde is no first stage of rerank; see the README).
 set -euo pipefail
 : "${FINRAG_HOME:?set FINRAG_HOME to a home}"
 export FINRAG_HOME HF_HUB_OFFLINE=1
@@ -22,7 +22,7 @@ t $F retrieve --retriever dense --dataset financebench --k 5 --condition oracle_
 t $F retrieve --retriever dense --dataset financebench --k 5 --condition oracle_page
 # the reranker: pages as the page scorer reads them, dense's hard negatives, document-level folds
 # (its training also chooses each fold's fusion weight on the fold's training questions and caches their scores)
-R=$(t $F train-reranker --dataset financebench --passage page --folds 3 --epochs "${EPOCHS:-4}" --negatives 5 \
+R=$(t $F train-reranker --dataset financebench --passage page --folds 3 --epochs "${EPOCHS:-2}" --negatives 5 \
     --batch-size 8 --learning-rate 1e-4 --quiet)
 echo "reranker training: $R" >&2
 t $F retrieve --retriever rerank --reranker "trained:$R" --rerank-passage page --dataset financebench --k 5
