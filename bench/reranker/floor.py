@@ -11,7 +11,7 @@ candidates), and
   fold's weight chosen on its training questions (its `params.fusion`; a training from before fusion: chosen here by
   the same rule), each with its paired sign-flip test against dense.
 
-    FINRAG_HOME=<home> .venv/bin/python -m bench.reranker.floor [--training <reranker training id>] [--top-n 20]
+    FINRAG_HOME=<home> .venv/bin/python -m bench.reranker.floor [--training <reranker training id>] [--top-n N]
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from python_jobs.page_scoring.pages import read_page_texts
 from python_jobs.page_scoring.registry import load_training
 from python_jobs.page_scoring.rerankers import FUSION_WEIGHTS, KIND, fuse
 from python_jobs.retrieval import Context, Query, RetrieverTree
+from python_jobs.retrieval.rerank import RerankConfig
 
 DATASET = "financebench"
 K = 5
@@ -43,7 +44,8 @@ def sign_flip_p(a: list[float], b: list[float], n: int = 20000, seed: int = 0) -
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--training", help="a `finrag train-reranker --passage page` training of this home")
-    ap.add_argument("--top-n", type=int, default=20, help="dense's candidates per question (rerank's default 20)")
+    ap.add_argument("--top-n", type=int, default=RerankConfig.min_depth,
+                    help="dense's candidates per question (default: what the rerank stage reads at k = 5)")
     args = ap.parse_args()
     lake = Lake()
     evidence = lake.read("evidence", where={"dataset": DATASET})

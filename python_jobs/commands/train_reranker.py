@@ -50,8 +50,8 @@ DEFAULTS = RerankerTrainingConfig(dataset="")
 @click.option("--doc-label/--no-doc-label", default=DEFAULTS.doc_label, show_default=True,
               help="Pages: put the document's company, type and period in front of each page's text.")
 @click.option("--fusion-top-n", type=int, default=DEFAULTS.fusion_top_n, show_default=True,
-              help="The first stage's top candidates over which each fold's fusion weight is chosen "
-                   "(`retrieve --rerank-fusion trained`; the rerank retriever's default --top-n).")
+              help="How many of the first stage's top candidates each fold's fusion weight (for `retrieve "
+                   "--rerank-fusion trained`) is chosen over: by default as many as the rerank stage reads at k = 5.")
 @click.option("--fusion-k", type=int, default=DEFAULTS.fusion_k, show_default=True,
               help="The cut-off of the recall (on each fold's training questions) that chooses the fusion weight.")
 @click.option("--training-id", default=None, help="Training id (default: derived from the config and the examples).")

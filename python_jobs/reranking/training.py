@@ -66,6 +66,7 @@ from python_jobs.page_scoring.training import (
 )
 from python_jobs.retrieval import Context, Query, RetrieverTree
 from python_jobs.retrieval.conditions import restrictions
+from python_jobs.retrieval.rerank import RerankConfig
 
 PASSAGES = ("chunk", "page")
 HEAD = ("classifier", "pooler")  # the parameter names of the scoring head (`head_only`)
@@ -84,7 +85,7 @@ class RerankerTrainingConfig(FoldTrainingConfig):
     head_only: bool = False
     max_length: int = 256
     doc_label: bool = True
-    fusion_top_n: int = 20  # the candidates the fusion weight is chosen over (the rerank retriever's default top_n)
+    fusion_top_n: int = RerankConfig.min_depth  # the candidates the fusion weight is chosen over (rerank's depth)
     fusion_k: int = 5  # the cut-off of the recall that chooses it
 
 
@@ -304,8 +305,6 @@ def choose_fusion_weights(home: Path, cfg: RerankerTrainingConfig, ex: Examples,
 def train_reranker(lake: Lake, cfg: RerankerTrainingConfig, training_id_override: str | None = None,
                    progress: bool = True) -> dict[str, object]:
     """Train one cross-encoder per document-level fold; land one `model_trainings` row per fold."""
-    from python_jobs.retrieval.rerank import RerankConfig  # the retriever imports this package
-
     check_config(cfg)
     cfg = RerankerTrainingConfig(**{**asdict(cfg), "base_model": resolve(cfg.base_model)[0],
                                     "first_stage": cfg.first_stage or RerankConfig.default("first_stage")})
