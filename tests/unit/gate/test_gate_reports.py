@@ -142,7 +142,8 @@ def test_every_output_speaks_the_metrics_own_scale() -> None:
     want = expected_on_scale(r)
     assert r.rows["margin"].to_list() == pytest.approx([0.25 / 3] * 4)
     assert set(r.rows["verdict"]) == {"fail", "pass", "not tested"}
-    columns = ("verdict", "metric", "slice", "test", "n", "baseline", "candidate", "delta", "interval", "margin", "p_holm")
+    columns = ("verdict", "metric", "slice", "test", "n", "baseline", "candidate", "delta", "interval", "margin",
+               "p_holm")
     # the table: columns two spaces apart at least
     lines = table(r).splitlines()
     assert "scores on each metric's own scale" in lines[0]
