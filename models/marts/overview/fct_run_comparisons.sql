@@ -164,7 +164,7 @@ samples as (
     select
         sides.pair_key,
         sides.side,
-        avg(sides.value) as mean,
+        avg(sides.value) as sample_mean,
         {{ ordered_list('sides.value', ['sides.question_id']) }} as sample_values
     from sides
     inner join chosen on sides.pair_key = chosen.pair_key
@@ -177,8 +177,8 @@ welch as (
 
     select
         samples_a.pair_key,
-        samples_a.mean as mean_a,
-        samples_b.mean as mean_b,
+        samples_a.sample_mean as mean_a,
+        samples_b.sample_mean as mean_b,
         welch_tests(
             samples_a.sample_values,
             samples_b.sample_values,
