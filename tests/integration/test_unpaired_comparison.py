@@ -122,16 +122,21 @@ def test_the_mart_and_compare_use_welch_on_disjoint_runs(home: Path) -> None:
     os.environ["FINRAG_HOME"] = str(home)
     try:
         demand = compare_on_demand("version_a", "version_b", ["ndcg"], "doc", [10]).row(0, named=True)
+        demand_paired = compare_on_demand("version_b", "version_b_regress", ["ndcg"], "doc", [10]).row(0, named=True)
     finally:
         del os.environ["FINRAG_HOME"]
     for column in ("stat_test", "n_questions", "n_a", "n_b"):
         assert demand[column] == row[column], column
     for column in ("mean_a", "mean_b", "ci_low", "ci_high", "p_ttest"):
         assert demand[column] == pytest.approx(row[column], abs=1e-12), column
-    # the two B runs answered the same questions: paired
+    # the two B runs answered the same questions: paired, on demand as in the mart
     paired = compare(home, "version_b", "version_b_regress")
     assert (paired["stat_test"], paired["n_questions"], paired["n_a"], paired["n_b"]) == ("paired_t", 75, 75, 75)
-    assert paired["p_randomization"] is not None
+    assert paired["source"] == "mart" and paired["p_randomization"] is not None
+    for column in ("stat_test", "n_questions", "n_a", "n_b", "wins", "ties", "losses", "randomization_exact"):
+        assert demand_paired[column] == paired[column], column
+    for column in ("mean_a", "mean_b", "ci_low", "ci_high", "p_ttest", "p_randomization"):
+        assert demand_paired[column] == pytest.approx(paired[column], abs=1e-12), column
     table = run_finrag(home, "compare", "--run-a", "version_a", "--run-b", "version_b", "--metric", "ndcg",
                        "--granularity", "doc", "--k", "10").stdout
     assert "test: welch_t" in table and any("ndcg" in line and "welch_t" in line for line in table.splitlines())
