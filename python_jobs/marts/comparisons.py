@@ -75,8 +75,9 @@ def _check_pair(run_a: str, run_b: str) -> None:
         raise InputError(f"{run_a!r} is {_KIND_NAMES.get(kind_a, kind_a)} and {run_b!r} is "
                          f"{_KIND_NAMES.get(kind_b, kind_b)}: only runs of one kind are compared", field="run_b")
     if dataset_a != dataset_b:
-        raise InputError(f"{run_a!r} is scored on dataset {dataset_a!r} and {run_b!r} on {dataset_b!r}: no shared "
-                         "questions", field="run_b")
+        raise InputError(f"{run_a!r} is scored on dataset {dataset_a!r} and {run_b!r} on {dataset_b!r}: only runs of "
+                         "one dataset are compared (paired on shared questions, or unpaired: two versions' traffic "
+                         "ingested into one dataset)", field="run_b")
 
 
 # The pairing of fct_run_comparisons (models/marts/overview/fct_run_comparisons.sql) for one pair, over the published
@@ -232,7 +233,7 @@ def compare_on_demand(run_a: str, run_b: str, metrics: Sequence[str] = (), granu
             "level": float(settings["level"])}).pl()
     if frame.is_empty():
         asked = metrics or granularity or ks
-        raise InputError(f"{run_a!r} and {run_b!r} share no scored question"
+        raise InputError(f"{run_a!r} and {run_b!r} have no metric both were scored on"
                          + (" at the metrics, granularity and k asked for" if asked else ""), field="run_b")
     return frame
 
