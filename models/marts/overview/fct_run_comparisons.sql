@@ -20,6 +20,8 @@
 -- when it is the new best, the family's comparisons with it), and reads the scores of those runs only.
 
 {{ config(run_incremental_config(unique_key='pair_key', post_hook='{{ run_comparisons_drop_vanished() }}')) }}
+-- a warehouse built before a column was added gains it (its pairs' version changed with this SQL: all recomputed)
+{{ config(on_schema_change='append_new_columns') }}
 
 with pairs as (
 
