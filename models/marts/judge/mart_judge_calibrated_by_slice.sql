@@ -157,8 +157,8 @@ stratified_rows as (
         dimension,
         'stratified' as grain,
         cast(null as string) as value,
-        sum(case when is_calibrated then n_labelled else 0 end) as n_labelled,
-        sum(case when is_calibrated then n_unlabelled else 0 end) as n_unlabelled,
+        cast(sum(case when is_calibrated then n_labelled else 0 end) as bigint) as n_labelled,
+        cast(sum(case when is_calibrated then n_unlabelled else 0 end) as bigint) as n_unlabelled,
         count(*) as n_strata,
         count(case when not is_calibrated then 1 end) as n_strata_excluded,
         sum(case when is_calibrated then n_labelled + n_unlabelled else 0 end)
