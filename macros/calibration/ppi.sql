@@ -90,8 +90,8 @@ case when n_labelled >= 2 then sqrt(human_var / n_labelled) end as human_se,
 {%- endmacro %}
 
 {#- The method a calibration reports (mart_judge_trust, mart_judge_calibrated_by_slice), over published rows: the
-    rules' method marked `reported` (PPI++) where it has a mean, else the human labels alone - calibration_method,
-    calibrated_mean, calibrated_lower, calibrated_upper. -#}
+    rules' method marked `reported` (PPI++) where it has a mean, else the human labels alone - calibrated_mean,
+    calibrated_lower, calibrated_upper and calibration_method (null where neither has a mean). -#}
 {% macro reported_calibration() -%}
 {%- set methods = calibration_methods() %}
 {%- set reported = methods | selectattr('reported') | first %}
@@ -101,6 +101,7 @@ coalesce({{ best }}_mean, {{ human }}_mean) as calibrated_mean,
         case when {{ best }}_mean is not null then {{ best }}_lower else {{ human }}_lower end as calibrated_lower,
         case when {{ best }}_mean is not null then {{ best }}_upper else {{ human }}_upper end as calibrated_upper,
         case
-            when {{ best }}_mean is not null then '{{ reported["name"] }}' else '{{ human_only["name"] }}'
+            when {{ best }}_mean is not null then '{{ reported["name"] }}'
+            when {{ human }}_mean is not null then '{{ human_only["name"] }}'
         end as calibration_method
 {%- endmacro %}

@@ -211,47 +211,12 @@ published as (
 
 ),
 
-reported as (
+final as (
 
     select
         *,
         {{ reported_calibration() }}
     from published
-
-),
-
-final as (
-
-    -- a stratum that is not calibrated has no method either
-    select
-        {{ keys | join(', ') }},
-        dimension,
-        grain,
-        value,
-        n_labelled,
-        n_unlabelled,
-        n_strata,
-        n_strata_excluded,
-        share,
-        weight,
-        not_calibrated_reason,
-        predictor_mean,
-        case when calibrated_mean is not null then calibration_method end as calibration_method,
-        calibrated_mean,
-        calibrated_lower,
-        calibrated_upper,
-        human_mean,
-        human_lower,
-        human_upper,
-        {{ estimated }},
-        {%- for method in ppi_methods() %}
-        {%- set name = method['columns'] %}
-        {{ name }}_mean,
-        {{ name }}_lower,
-        {{ name }}_upper,
-        {{ name }}_effective_gain{{ ',' if not loop.last }}
-        {%- endfor %}
-    from reported
 
 )
 
