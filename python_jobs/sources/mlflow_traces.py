@@ -288,23 +288,38 @@ def read_mlflow(tracking_uri: str, experiment: str, version_attribute: str,
     if exp is None or exp.lifecycle_stage == "deleted":
         raise InputError(f"no experiment named (or with id) {experiment!r} in this tracking store"
                          + (" (it is deleted)" if exp is not None else ""), file=store, field="--experiment")
-    token = None
-    while True:
+    def pages(include_spans: bool) -> Iterator[Any]:
+        token = None
+        while True:
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    page = client.search_traces(locations=[exp.experiment_id], filter_string=filter_string,
+                                                max_results=PAGE, page_token=token, include_spans=include_spans,
+                                                order_by=["timestamp_ms ASC"])
+            except MlflowException as exc:
+                field = "--filter" if filter_string and "filter" in str(exc).lower() else "--tracking-uri"
+                raise InputError(f"the traces of experiment {exp.name!r} cannot be read: {first_line(exc)}",
+                                 file=store, field=field) from None
+            yield from page
+            token = page.token
+            if not token:
+                return
+
+    # MLflow's client returns complete traces only (a trace whose spans the store lacks is left out of a search
+    # with spans): the trace infos first, so that such a trace is an error, not a silent gap
+    infos = {t.info.trace_id: t.info for t in pages(include_spans=False)}
+    for t in pages(include_spans=True):
+        infos.pop(t.info.trace_id, None)
+        yield to_trace(t, store, exp.name, version_attribute)
+    for trace_id, info in infos.items():
+        stats = (info.trace_metadata or {}).get("mlflow.trace.sizeStats")
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                page = client.search_traces(locations=[exp.experiment_id], filter_string=filter_string,
-                                            max_results=PAGE, page_token=token, include_spans=True,
-                                            order_by=["timestamp_ms ASC"])
-        except MlflowException as exc:
-            field = "--filter" if filter_string and "filter" in str(exc).lower() else "--tracking-uri"
-            raise InputError(f"the traces of experiment {exp.name!r} cannot be read: {first_line(exc)}",
-                             file=store, field=field) from None
-        for t in page:
-            yield to_trace(t, store, exp.name, version_attribute)
-        token = page.token
-        if not token:
-            return
+            recorded = f" (its size stats count {json.loads(stats)['num_spans']})" if stats else ""
+        except (ValueError, KeyError, TypeError):
+            recorded = ""
+        raise Where(store, trace_id).err("spans", f"the store holds the trace but not all of its spans{recorded}: "
+                                                  "a span that failed to log, or a trace still being written")
 
 
 def first_line(exc: Exception) -> str:
