@@ -1,6 +1,7 @@
 """Production traces as the lake's own runs (SPEC §11): what every trace reader maps onto, and the one landing.
 
-The readers (one module per source: sources/otlp_traces.py, OTLP/JSON files with GenAI or OpenInference attributes)
+The readers (one module per source: sources/otlp_traces.py, OTLP/JSON files with GenAI or OpenInference attributes;
+sources/langfuse_exports.py, Langfuse's blob-storage exports; sources/mlflow_traces.py, an MLflow tracking store)
 turn what a tool wrote into `Trace` records, keyed on the GenAI semantic conventions' notions (the others are mapped
 onto them). A trace lands as:
 - a question: the user's input (question_id = the trace id, source imported, split `production`, in the partition
