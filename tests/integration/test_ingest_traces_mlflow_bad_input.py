@@ -1,8 +1,9 @@
 """A bad MLflow store or trace is refused before anything lands (SPEC §7, §11): one error naming the store, the
-trace, the span and the field, and the lake as it was (a good production run landed first stays untouched). The
-store is written once per module with the real MLflow SDK (support/mlflow_traces.py: mlflow-skinny 3.17.2, a
-sqlite store): the good experiment `finrag-app`, and one experiment per bad case, each a good trace followed by the
-bad one (so a reader that landed what it read before the error would show). Through the CLI: exit 2 and the error
+trace, the span and the field, and an empty lake after it. The store is written once per module with the real
+MLflow SDK (support/mlflow_traces.py: mlflow-skinny 3.17.2, a sqlite store): one experiment per bad case, each a good
+trace followed by the bad one (a reader that landed what it read before the error would show). (That a refused
+landing leaves a landed run untouched is the shared landing's, checked on OTLP files in
+test_ingest_traces_bad_input.py.) Through the CLI: exit 2 and the error
 line alone; in this process (ingest_mlflow, the verb's function: the SDK is imported once) for the other cases. No
 dbt build here: the lake alone."""
 
@@ -19,9 +20,8 @@ from python_jobs.core.lake import Lake
 from python_jobs.sources.mlflow_traces import ingest_mlflow
 from python_jobs.sources.traces import TraceOptions
 from support.cli import run_finrag
-from support.mlflow_traces import EXPERIMENT, make_store, sdk_env
+from support.mlflow_traces import EXPERIMENT, new_store, sdk_env
 from support.otlp_traces import T0
-from support.shared_home import copy_home
 from support.traces_home import lake_files
 
 OPTS = TraceOptions(tool="mlflow", version_attribute="app_version")
@@ -65,42 +65,31 @@ BAD = {  # experiment -> what its second trace holds
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    """The SDK's store (the good experiment and the bad ones), and a home where the good experiment landed."""
+    """The SDK's store: one experiment per bad case."""
     out = tmp_path_factory.mktemp("mlflow")
-    uri, _ = make_store(out, n_per_version=2, labelled=1, repeated=1)
     ids = {}
     with sdk_env():
         import mlflow
 
+        uri = new_store(out)
         client = mlflow.MlflowClient()
         for k, (name, bad) in enumerate(BAD.items()):
             experiment_id = client.create_experiment(name)
             write_trace(mlflow, experiment_id, 100 * k)
             ids[name] = write_trace(mlflow, experiment_id, 100 * k + 1, **bad)
-    template = tmp_path_factory.mktemp("good") / "warehouse"
-    run_finrag(template, "ingest", "traces-mlflow", "--tracking-uri", uri, "--experiment", EXPERIMENT)
-    return {"uri": uri, "db": out / "mlflow.db", "ids": ids, "template": template, "files": lake_files(template)}
-
-
-@pytest.fixture(autouse=True)
-def good(home: Path, store: dict) -> None:
-    """conftest's home holding the good run."""
-    copy_home(store["template"], home)
-    assert lake_files(home).keys() and len(lake_files(home)) == len(store["files"])
+    return {"uri": uri, "ids": ids}
 
 
 def refused(home: Path, uri: str, experiment: str, field: str) -> str:
-    before = lake_files(home)
     with pytest.raises(InputError) as exc:
         ingest_mlflow(Lake(home), uri, experiment, OPTS)
     assert (exc.value.file, exc.value.field) == (uri, field), str(exc.value)
-    assert lake_files(home) == before and before  # nothing landed; the good run is as it was
+    assert lake_files(home) == {}  # not even the experiment's good trace
     return exc.value.detail
 
 
 def test_an_attribute_of_the_wrong_type_through_the_cli(home: Path, store: dict) -> None:
     ids = store["ids"]["bad-tokens"]
-    before = lake_files(home)
     proc = run_finrag(home, "ingest", "traces-mlflow", "--tracking-uri", store["uri"], "--experiment", "bad-tokens",
                       check=False)
     assert proc.returncode == 2, proc.stderr
@@ -109,7 +98,7 @@ def test_an_attribute_of_the_wrong_type_through_the_cli(home: Path, store: dict)
         f"error: file {store['uri']}, field 'traces[{ids['trace']}].spans[{ids['llm']}].attributes"
         f"[\"mlflow.chat.tokenUsage\"].input_tokens': trace {ids['trace']}, span {ids['llm']} (chat): expected a "
         "whole number of tokens, got 1.5"], proc.stderr
-    assert lake_files(home) == before
+    assert lake_files(home) == {}
 
 
 def test_a_store_that_does_not_exist_through_the_cli(home: Path, tmp_path: Path) -> None:

@@ -42,6 +42,15 @@ def sdk_env():
                 os.environ[k] = v
 
 
+def new_store(out: Path) -> str:
+    """A new sqlite store `out`/mlflow.db, the SDK's tracking URI from now on (call it inside sdk_env)."""
+    import mlflow
+
+    uri = f"sqlite:///{out / 'mlflow.db'}"
+    mlflow.set_tracking_uri(uri)
+    return uri
+
+
 def make_store(out: Path, n_per_version: int = 16, labelled: int = 6, repeated: int = 4,
                seed: int = 13) -> tuple[str, list[Sent]]:
     """A sqlite tracking store in `out` holding versions 1.0 and 2.0's traces (n_per_version each, 1000 s apart,
@@ -51,8 +60,7 @@ def make_store(out: Path, n_per_version: int = 16, labelled: int = 6, repeated: 
         import mlflow
         from mlflow.entities import AssessmentSource, Document, Expectation, Feedback, SpanType
 
-        uri = f"sqlite:///{out / 'mlflow.db'}"
-        mlflow.set_tracking_uri(uri)
+        uri = new_store(out)
         experiment_id = mlflow.MlflowClient().create_experiment(EXPERIMENT)
         rng = random.Random(seed)
         sent: list[Sent] = []
