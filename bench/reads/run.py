@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -53,13 +54,18 @@ READ_TARGET, NOOP_TARGET, ADD_TARGET, RATIO_TARGET = 1.0, 0.5, 15.0, 1.25
 
 
 def user_finrag(home: Path, *args: str) -> tuple[float, subprocess.CompletedProcess[str]]:
-    """`finrag ARGS` as a user starts it (the venv's entry point); its wall seconds. Exit 0, or 1 with an answer
-    printed (a gate that fails), is a read that worked."""
-    env = {**os.environ, "FINRAG_HOME": str(home), "HF_HUB_OFFLINE": "1", "TQDM_DISABLE": "1",
-           "DBT_SEND_ANONYMOUS_USAGE_STATS": "False"}
+    """`finrag ARGS` as a user starts it (the venv's entry point); its wall seconds (its CPU seconds, user + system,
+    in `proc.cpu`: what a loaded machine does not inflate). Exit 0, or 1 with an answer printed (a gate that fails),
+    is a read that worked. Without PYTHONDONTWRITEBYTECODE, as a user's shell: with it, every process compiles
+    every module it imports (some machines set it; the Makefile unsets it too)."""
+    env = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}, "FINRAG_HOME": str(home),
+           "HF_HUB_OFFLINE": "1", "TQDM_DISABLE": "1", "DBT_SEND_ANONYMOUS_USAGE_STATS": "False"}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.run([str(FINRAG), *args], cwd=PROJECT, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc.cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)  # type: ignore[attr-defined]
     if proc.returncode not in (0, 1) or (proc.returncode == 1 and not proc.stdout):
         raise RuntimeError(f"finrag {' '.join(args)} exited {proc.returncode}:\n{proc.stdout[-2000:]}\n"
                            f"{proc.stderr[-2000:]}")
@@ -106,8 +112,8 @@ def sql_rows(home: Path, query: str) -> list[dict]:
     return json.loads(user_finrag(home, "sql", "--format", "json", query)[1].stdout)
 
 
-def reads(home: Path, work: Path, last: int, repeats: int) -> list[tuple[str, float, str]]:
-    """Each read's median wall over `repeats`, with what it answered."""
+def reads(home: Path, work: Path, last: int, repeats: int) -> list[tuple[str, float, float, str]]:
+    """Each read's median wall and CPU seconds over `repeats`, with what it answered."""
     new, other = sweeps.run_id(last), sweeps.run_id(21 if last > 21 else 1)  # a pair no model compares
     family = sql_rows(home, f"select granularity, best_run_id from mart_run_vs_best where dataset = '{DATASET}' "
                             f"and metric = '{sweeps.METRIC}' and k = {sweeps.K} and run_id = '{new}' "
@@ -137,16 +143,17 @@ def reads(home: Path, work: Path, last: int, repeats: int) -> list[tuple[str, fl
     rows = []
     for label, args in cases:
         try:
-            walls, proc = [], None
+            walls, cpus, proc = [], [], None
             for _ in range(repeats):
                 wall, proc = user_finrag(home, *args)
                 walls.append(wall)
+                cpus.append(proc.cpu)  # type: ignore[attr-defined]
             answer = describe(args, proc)
-            rows.append((label, statistics.median(walls), answer))
-            print(f"  {label}: {statistics.median(walls):.2f}s (each {', '.join(f'{w:.2f}' for w in walls)}) "
-                  f"{answer}  [{sweeps.load()}]", flush=True)
+            rows.append((label, statistics.median(walls), statistics.median(cpus), answer))
+            print(f"  {label}: {statistics.median(walls):.2f}s (each {', '.join(f'{w:.2f}' for w in walls)}; CPU "
+                  f"{statistics.median(cpus):.2f}s) {answer}  [{sweeps.load()}]", flush=True)
         except (RuntimeError, ValueError, KeyError, IndexError) as exc:  # a failed read keeps the other figures
-            rows.append((label, float("nan"), str(exc).splitlines()[0]))
+            rows.append((label, float("nan"), float("nan"), str(exc).splitlines()[0]))
             print(f"  {label}: FAILED {str(exc)[-1500:]}", flush=True)
     return rows
 
@@ -185,12 +192,15 @@ def main() -> None:
     ap.add_argument("--reads-only", type=int, metavar="N",
                     help="only the reads, on the warehouse of --home as an earlier run left it (N runs, the newest "
                          "run N)")
+    ap.add_argument("--no-pages", dest="pages", action="store_false",
+                    help="leave out the dashboard's pages (timed in headless Chromium otherwise)")
     args = ap.parse_args()
     if args.reads_only is not None:
         print(f"date {time.strftime('%Y-%m-%d %H:%M')}  {sweeps.load()}  reads at {args.reads_only} runs (wall of "
               f"the whole process, median of {args.repeats})", flush=True)
-        print_reads(reads(args.home / "warehouse", args.home / "files", args.reads_only, args.repeats),
-                    args.reads_only)
+        home, work = args.home / "warehouse", args.home / "files"
+        print_reads(reads(home, work, args.reads_only, args.repeats)
+                    + (pages(home, work, args.repeats) if args.pages else []), args.reads_only)
         print(f"[{sweeps.load()}]")
         return
     if args.reuse is None and args.runs < 21:
@@ -208,7 +218,8 @@ def main() -> None:
         sweeps.timed_build(home, "catch-up")
         large = add_a_run(home, work, data, last, last, args.results)
         print(f"\nreads at {last} runs (wall of the whole process, median of {args.repeats}):", flush=True)
-        print_reads(reads(home, work, last, args.repeats), last)
+        print_reads(reads(home, work, last, args.repeats) + (pages(home, work, args.repeats) if args.pages else []),
+                    last)
         print(f"add {sweeps.ordinal(last)}: {large['total']:.2f}s (ingest {large['ingest']:.2f} + build "
               f"{large['wall']:.2f}; dbt {large['dbt']:.2f}, publishing {large['publishing']:.2f}, outside dbt's "
               f"elapsed {large['fixed']:.2f})")
@@ -235,7 +246,8 @@ def main() -> None:
     large = add_a_run(home, work, data, last, last, args.results)
 
     print(f"\nreads at {last} runs (wall of the whole process, median of {args.repeats}):", flush=True)
-    print_reads(reads(home, work, last, args.repeats), last)
+    print_reads(reads(home, work, last, args.repeats) + (pages(home, work, args.repeats) if args.pages else []),
+                last)
     print(f"\n| add a run | 20th | {sweeps.ordinal(last)} | ratio |\n|---|---|---|---|")
     for key, name in (("total", "ingest + build"), ("ingest", "ingest"), ("wall", "build"), ("dbt", "dbt elapsed"),
                       ("fixed", "build outside dbt's elapsed"), ("publishing", "publishing (on-run-end)"),
@@ -248,11 +260,61 @@ def main() -> None:
     print(f"total {time.perf_counter() - t0:.0f}s  [{sweeps.load()}]")
 
 
-def print_reads(rows: list[tuple[str, float, str]], last: int) -> None:
-    print(f"\n| read at {last} runs | median s | target |\n|---|---|---|")
-    for label, wall, answer in rows:
+def pages(home: Path, work: Path, repeats: int) -> list[tuple[str, float, float, str]]:
+    """Each dashboard page's time to content in headless Chromium, median of `repeats`: from `driver.get` of its url
+    to its script run finished (Streamlit's `stApp` says `data-test-script-state="notRunning"`) with the page's main
+    block drawn and no exception; the dashboard is `finrag dashboard` on --home, as the browser tests start it
+    (tests/support/browser.py). [] without Debian's chromium and chromium-driver."""
+    sys.path.insert(0, str(PROJECT / "tests"))
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from dashboards.pages import PAGES
+    from support.browser import CHROMEDRIVER, CHROMIUM, Dashboard, chrome
+
+    if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
+        print("  dashboard pages: not timed (no chromium / chromium-driver)", flush=True)
+        return []
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # the dashboard as a user starts it (see user_finrag)
+
+    def drawn(driver) -> str | bool:
+        state = driver.execute_script(
+            "const a = document.querySelector('[data-testid=stApp]');"
+            "return a ? a.getAttribute('data-test-script-state') : null")
+        main = driver.find_elements(By.CSS_SELECTOR, '[data-testid="stMain"]')
+        text = main[0].text if main else ""
+        return text if state == "notRunning" and text.strip() else False
+
+    rows = []
+    server = Dashboard(home, work / "dashboard.log")
+    driver = chrome(work / "chromium")
+    try:
+        for page in PAGES:
+            url = f"{server.url}/{page.url_path}"
+            driver.get(url)  # a first visit: the server's caches of this published state are warm for the timed ones
+            WebDriverWait(driver, 300, poll_frequency=0.05).until(drawn)
+            walls = []
+            for _ in range(repeats):
+                t0 = time.perf_counter()
+                driver.get(url)
+                text = WebDriverWait(driver, 300, poll_frequency=0.05).until(drawn)
+                walls.append(time.perf_counter() - t0)
+            failed = driver.find_elements(By.CSS_SELECTOR, '[data-testid="stException"]')
+            answer = "(EXCEPTION)" if failed else f"({len(text.splitlines())} lines)"
+            rows.append((f"dashboard: {page.title}", statistics.median(walls), float("nan"), answer))
+            print(f"  dashboard {page.title}: {statistics.median(walls):.2f}s (each "
+                  f"{', '.join(f'{w:.2f}' for w in walls)}) {answer}  [{sweeps.load()}]", flush=True)
+    finally:
+        driver.quit()
+        server.stop()
+    return rows
+
+
+def print_reads(rows: list[tuple[str, float, float, str]], last: int) -> None:
+    print(f"\n| read at {last} runs | median wall s | median CPU s | target |\n|---|---|---|---|")
+    for label, wall, cpu, answer in rows:
         target = NOOP_TARGET if "no-op" in label else READ_TARGET
-        print(f"| {label} {answer} | {wall:.2f} | {'ok' if wall <= target else f'> {target:g}'} |")
+        print(f"| {label} {answer} | {wall:.2f} | {cpu:.2f} | {'ok' if wall <= target else f'> {target:g}'} |")
 
 
 if __name__ == "__main__":

@@ -29,10 +29,12 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-
-import polars as pl
+from typing import TYPE_CHECKING
 
 from python_jobs.core.errors import InputError
+
+if TYPE_CHECKING:  # polars only where frames are split: the read verbs import this module's Shard option
+    import polars as pl
 
 _SPEC = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 SHARDS_KEY = "shards"  # params key of a sharded run's row: each landed shard's work
@@ -77,6 +79,8 @@ class Shard:
 
     def select(self, frame: pl.DataFrame, column: str) -> pl.DataFrame:
         """The rows of `frame` whose `column` id falls in this shard."""
+        import polars as pl
+
         mine = [self.owns(v) for v in frame[column].cast(pl.String).to_list()]
         return frame.filter(pl.Series(mine, dtype=pl.Boolean))
 
@@ -132,4 +136,6 @@ def merge_run_row(landed: pl.DataFrame, row: pl.DataFrame, shard: Shard, work: M
         if kind == "sum" and values:
             merged[key] = round(sum(values), 6) if any(isinstance(v, float) for v in values) else sum(values)
     merged[SHARDS_KEY] = dict(sorted(shards.items()))
+    import polars as pl
+
     return row.drop("created_at", strict=False).with_columns(pl.lit(json.dumps(merged, sort_keys=True)).alias("params"))

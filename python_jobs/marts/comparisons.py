@@ -26,7 +26,7 @@ import yaml
 from python_jobs.core.config import PROJECT_DIR
 from python_jobs.core.errors import InputError
 from python_jobs.core.rules import GRANULARITIES
-from python_jobs.marts.published import published_connection
+from python_jobs.marts.published import published_connection, tables_named
 from python_jobs.marts.reports import query_marts
 from python_jobs.stats import paired_tests
 
@@ -165,7 +165,7 @@ def compare_on_demand(run_a: str, run_b: str, metrics: Sequence[str] = (), granu
     retrieval rows only); the columns of mart_run_comparison."""
     _check_pair(run_a, run_b)
     settings = comparison_settings()
-    with published_connection() as con:
+    with published_connection(tables=tables_named(_ON_DEMAND), strict=False) as con:
         paired_tests.register_duckdb_functions(con)
         frame = con.sql(_ON_DEMAND, params={
             "run_a": run_a, "run_b": run_b, "metrics": list(metrics), "granularity": granularity,

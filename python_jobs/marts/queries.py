@@ -1,9 +1,10 @@
 """Analysts' read-only SQL over the warehouse (`finrag sql`).
 
-A query is parsed (sqlglot) before any connection opens: exactly one SELECT (WITH ... SELECT, UNION / INTERSECT /
-EXCEPT of selects) is accepted, anything else (COPY, CREATE, INSERT, ATTACH, PRAGMA, SET, several statements) is
-refused with a message. The analyst may write in another engine's dialect (`--dialect snowflake|bigquery|trino|
-postgres|spark`): sqlglot transpiles it to DuckDB's.
+A query is parsed before any connection opens: exactly one SELECT (WITH ... SELECT, UNION / INTERSECT / EXCEPT of
+selects) is accepted, anything else (COPY, CREATE, INSERT, ATTACH, PRAGMA, SET, several statements) is refused with a
+message. The analyst may write in another engine's dialect (`--dialect snowflake|bigquery|trino|postgres|spark`):
+sqlglot transpiles it to DuckDB's. A DuckDB query that names no writing keyword is checked by DuckDB's own parser
+alone: importing sqlglot costs more than the rest of a read, and the connection it runs on has nothing to write to.
 
 It runs on the published Parquet exports through the one opener every reader uses (python_jobs/marts/published.py),
 never on the DuckDB file: a query can never hold the lock `dbt build` needs, a build never makes a query fail, and a
@@ -13,24 +14,54 @@ exports directory.
 
 from __future__ import annotations
 
+import re
+from typing import TYPE_CHECKING
+
 import duckdb
 import polars as pl
-import sqlglot
-from sqlglot import exp
 
 from python_jobs.core.errors import InputError
 from python_jobs.marts.published import not_published, published_connection, tables_named
 
+if TYPE_CHECKING:
+    from sqlglot import exp
+
 DIALECTS = ("duckdb", "spark", "trino", "postgres", "bigquery", "snowflake")
-READ_ONLY = (exp.Select, exp.SetOperation)  # SetOperation: UNION / INTERSECT / EXCEPT
-WRITES = (exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Create, exp.Drop, exp.Alter, exp.Copy, exp.Into,
-          exp.Command, exp.Pragma, exp.Set, exp.Attach, exp.Detach, exp.Use, exp.TruncateTable)
+# a word that can start a statement that writes or changes the session, anywhere in a query (DuckDB runs a DELETE
+# inside a WITH): its presence sends the query through sqlglot's full check
+WRITING_WORDS = re.compile(r"\b(insert|update|delete|merge|create|drop|alter|copy|into|pragma|set|reset|attach|detach|"
+                           r"use|truncate|install|load|call|export|import|checkpoint|vacuum|begin|commit|rollback)\b",
+                           re.IGNORECASE)
+
+
+def check_read_only(sql: str, dialect: str = "duckdb") -> None:
+    """InputError (field 'sql') unless `sql` is exactly one read-only statement. DuckDB's parser where the dialect is
+    DuckDB's and the query names no writing keyword; sqlglot's full check otherwise."""
+    if dialect == "duckdb" and not WRITING_WORDS.search(sql):
+        try:
+            statements = duckdb.extract_statements(sql)
+        except duckdb.ParserException as exc:
+            raise InputError(f"not valid duckdb SQL: {str(exc).splitlines()[0]}", field="sql") from None
+        if len(statements) != 1:
+            raise InputError(f"finrag sql is read-only and runs exactly one SELECT; got {len(statements)} statements",
+                             field="sql")
+        if statements[0].type != duckdb.StatementType.SELECT:
+            raise InputError("finrag sql is read-only: only SELECT (or WITH ... SELECT) is accepted, not "
+                             f"{statements[0].type.name}", field="sql")
+        return
+    read_only_statement(sql, dialect)
 
 
 def read_only_statement(sql: str, dialect: str = "duckdb") -> exp.Expression:
-    """The one read-only statement of `sql`, parsed; InputError (field 'sql') for anything else."""
+    """The one read-only statement of `sql`, parsed (sqlglot); InputError (field 'sql') for anything else."""
+    import sqlglot
+    from sqlglot import exp
+
     if dialect not in DIALECTS:
         raise InputError(f"unknown dialect {dialect!r}; one of {', '.join(DIALECTS)}", field="dialect")
+    read_only = (exp.Select, exp.SetOperation)  # SetOperation: UNION / INTERSECT / EXCEPT
+    writing = (exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Create, exp.Drop, exp.Alter, exp.Copy, exp.Into,
+               exp.Command, exp.Pragma, exp.Set, exp.Attach, exp.Detach, exp.Use, exp.TruncateTable)
     try:
         statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
     except sqlglot.errors.SqlglotError as exc:
@@ -39,8 +70,8 @@ def read_only_statement(sql: str, dialect: str = "duckdb") -> exp.Expression:
         raise InputError(f"finrag sql is read-only and runs exactly one SELECT; got {len(statements)} statements",
                          field="sql")
     stmt = statements[0]
-    writes = [node for node in stmt.walk() if isinstance(node, WRITES)]
-    if not isinstance(stmt, READ_ONLY) or writes:
+    writes = [node for node in stmt.walk() if isinstance(node, writing)]
+    if not isinstance(stmt, read_only) or writes:
         kind = (writes[0] if writes else stmt).key.upper()
         raise InputError(f"finrag sql is read-only: only SELECT (or WITH ... SELECT) is accepted, not {kind}",
                          field="sql")
@@ -60,8 +91,12 @@ def query(sql: str, home: str | None = None, dialect: str = "duckdb", target: st
         from python_jobs.warehouse.spark_session import query as spark_query
 
         return spark_query(text, home=home)
-    text = transpile(sql, dialect, "duckdb")
-    with published_connection(home, tables_named(text) or None, strict=False) as con:
+    if dialect == "duckdb":
+        check_read_only(sql, dialect)
+        text = sql
+    else:
+        text = transpile(sql, dialect, "duckdb")
+    with published_connection(home, tables_named(text), strict=False) as con:
         try:
             rel = con.sql(text)
             return rel.pl() if rel is not None else pl.DataFrame()

@@ -45,7 +45,11 @@ def test_other_code_means_every_model(tmp_path: Path) -> None:
     state = build_plan.state_path(tmp_path)
     saved = json.loads(state.read_text())
     assert saved["code"] == build_plan.code_hash()
-    state.write_text(json.dumps({**saved, "code": "0" * 64}))
+    assert saved["code_signature"] == build_plan.code_signature()
+    # a file touched, not changed (another signature, the same contents): the contents decide, nothing to build
+    state.write_text(json.dumps({**saved, "code_signature": "0" * 64}))
+    assert build_plan.plan(tmp_path).reason == "nothing changed in the lake or the project since the last build"
+    state.write_text(json.dumps({**saved, "code": "0" * 64, "code_signature": "0" * 64}))
     p = build_plan.plan(tmp_path)
     assert p.select is None and "changed since the last build" in p.reason
     build_plan.forget(tmp_path)
@@ -83,3 +87,22 @@ def test_code_hash_follows_the_project_files(tmp_path: Path) -> None:
     (tmp_path / "notes" / "n.md").write_text("x")  # a folder dbt does not read does not
     (tmp_path / "pkg" / "unused.py").write_text("Y = 2\n")  # nor a module nothing imports
     assert build_plan.code_hash(tmp_path) == changed
+
+
+def test_code_signature_changes_whenever_the_code_may_have(tmp_path: Path) -> None:
+    """The no-op build's shortcut: the signature (names, sizes, mtimes) covers every file code_hash reads."""
+    (tmp_path / "models").mkdir()
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "dbt_project.yml").write_text("name: x\nmodel-paths: [models]\ntarget-path: target\n")
+    (tmp_path / "profiles.yml").write_text("x:\n  outputs:\n    dev:\n      plugins:\n        - module: pkg.plugin\n")
+    (tmp_path / "models" / "m.sql").write_text("select 1")
+    (tmp_path / "pkg" / "plugin.py").write_text("from pkg.sub import helper\n")
+    (tmp_path / "pkg" / "sub" / "helper.py").write_text("X = 1\n")
+    seen = {build_plan.code_signature(tmp_path)}
+    assert build_plan.code_signature(tmp_path) in seen
+    for path, text in (("models/m.sql", "select 22"), ("models/new.yml", "models: []\n"),
+                       ("pkg/sub/helper.py", "X = 22\n"), ("dbt_project.yml", "name: y\nmodel-paths: [models]\n")):
+        (tmp_path / path).write_text(text)
+        signature = build_plan.code_signature(tmp_path)
+        assert signature not in seen, path
+        seen.add(signature)
