@@ -1,6 +1,7 @@
 """One home for the production-trace sources' integration tests, built once per session (support/shared_home.py):
-the OTLP files the real OpenTelemetry SDK recorded (support/otlp_traces.py) and a Langfuse export
-(support/langfuse_exports.py) each landed with a dry run first and a re-ingest after, each source's human label set
+the OTLP files the real OpenTelemetry SDK recorded (support/otlp_traces.py), a Langfuse export
+(support/langfuse_exports.py) and an MLflow tracking store the real MLflow SDK wrote (support/mlflow_traces.py) each
+landed with a dry run first and a re-ingest after, each source's human label set
 calibrated against its LLM judge's metric, then one `finrag build` (models only). And the checks every source's
 test makes of the marts against the reference implementations (ppi_py, sklearn, krippendorff), from what was sent.
 """
@@ -19,6 +20,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from support.cli import MODELS_ONLY, run_finrag
 from support.langfuse_exports import make_export
+from support.mlflow_traces import EXPERIMENT, make_store
 from support.otlp_traces import make_traces
 from support.shared_home import shared_home
 
@@ -48,10 +50,17 @@ def _build(home: Path) -> dict:
     (inputs / "otlp").mkdir(parents=True)
     otlp_files, otlp_sent = make_traces(inputs / "otlp")
     langfuse_dir, langfuse_sent = make_export(inputs / "langfuse")
+    (inputs / "mlflow").mkdir()
+    mlflow_uri, mlflow_sent = make_store(inputs / "mlflow")
+    store = inputs / "mlflow" / "mlflow.db"
+    store_before = store.read_bytes()
     facts = {"otlp": _land(home, ["traces-otlp", *map(str, otlp_files)]) | {"sent": [asdict(s) for s in otlp_sent]},
              "langfuse": _land(home, ["traces-langfuse", str(langfuse_dir)])
-             | {"sent": [asdict(s) for s in langfuse_sent]}}
-    for tool in ("otlp", "langfuse"):
+             | {"sent": [asdict(s) for s in langfuse_sent]},
+             "mlflow": _land(home, ["traces-mlflow", "--tracking-uri", mlflow_uri, "--experiment", EXPERIMENT])
+             | {"sent": [asdict(s) for s in mlflow_sent], "tracking_uri": mlflow_uri,
+                "store_unchanged": store.read_bytes() == store_before}}
+    for tool in ("otlp", "langfuse", "mlflow"):
         metric = f"{tool}_correctness"
         run_finrag(home, "calibrate", "--label-set", f"production_{tool}_human", "--human-metric", metric,
                    "--predictor", metric)
