@@ -10,6 +10,7 @@
     finrag ingest traces-otlp FILE... [--dataset production] [--window 1d] [--version-attribute service.version]
         [--metric NAME=MIN..MAX[:lower]]... [--label-set NAME] [--dry-run]
     finrag ingest traces-langfuse FILE_OR_DIR... [the same options; --version-attribute release]
+    finrag ingest traces-phoenix [--endpoint URL] [--project NAME] [the same options]
 
 The rules and decisions are documented in python_jobs/sources/ (one module per format).
 """
@@ -28,6 +29,7 @@ from python_jobs.sources.deepeval_runs import ingest_deepeval
 from python_jobs.sources.financebench import ingest_financebench, ingest_financebench_answers
 from python_jobs.sources.langfuse_exports import ingest_langfuse
 from python_jobs.sources.otlp_traces import ingest_otlp
+from python_jobs.sources.phoenix_traces import ingest_phoenix
 from python_jobs.sources.ragas_files import ingest_ragas
 from python_jobs.sources.traces import TraceOptions, TraceSummary, parse_trace_metric, parse_window
 from python_jobs.sources.trec import ingest_trec_qrels, ingest_trec_run
@@ -166,7 +168,7 @@ def _trace_options(fn):
                      help="The time window a production run covers (UTC, aligned on the epoch)."),
         click.option("--version-attribute", default=None,
                      help="The attribute that names the application version (default: OTLP's resource "
-                          "service.version, Langfuse's trace release)."),
+                          "service.version, Langfuse's trace release, Phoenix's root span service.version)."),
         click.option("--metric", "metrics", multiple=True, metavar="NAME=MIN..MAX[:lower]",
                      help="An evaluation's scale (default 0..1, higher is better), by its name as the traces write "
                           "it."),
@@ -186,7 +188,7 @@ def _traces_produced(summary: TraceSummary, dry_run: bool) -> Produced:
     return (ids[0] if len(ids) == 1 else ids), {"run_ids": ids, "dry_run": dry_run, "partitions": len(summary.landed)}
 
 
-VERSION_ATTRIBUTES = {"otlp": "service.version", "langfuse": "release"}
+VERSION_ATTRIBUTES = {"otlp": "service.version", "langfuse": "release", "phoenix": "service.version"}
 
 
 def _trace_opts(tool: str, dataset: str, window: str, version_attribute: str | None, metrics: tuple[str, ...],
@@ -220,3 +222,19 @@ def traces_langfuse_cmd(paths: tuple[Path, ...], dataset: str, window: str, vers
     judgments (EVAL, API scores), human labels (ANNOTATION scores); prints each run's id."""
     opts = _trace_opts("langfuse", dataset, window, version_attribute, metrics, label_set)
     return _traces_produced(ingest_langfuse(Lake(), list(paths), opts, dry_run=dry_run), dry_run)
+
+
+@command.command("traces-phoenix")
+@produces
+@click.option("--endpoint", default=None, metavar="URL",
+              help="The running Phoenix's URL (default: PHOENIX_BASE_URL, else http://localhost:6006); "
+                   "PHOENIX_API_KEY when it asks for one.")
+@click.option("--project", default="default", show_default=True, help="The Phoenix project whose traces land.")
+@_trace_options
+def traces_phoenix_cmd(endpoint: str | None, project: str, dataset: str, window: str, version_attribute: str | None,
+                       metrics: tuple[str, ...], label_set: str | None, dry_run: bool) -> Produced:
+    """A running Arize Phoenix's project, pulled through its client: OpenInference spans and span annotations
+    (annotator_kind LLM, CODE: judgments; HUMAN: human labels) → production runs: questions, retrieval results,
+    answers and the LLM ledger, judgments, human labels; prints each run's id."""
+    opts = _trace_opts("phoenix", dataset, window, version_attribute, metrics, label_set)
+    return _traces_produced(ingest_phoenix(Lake(), endpoint, project, opts, dry_run=dry_run), dry_run)

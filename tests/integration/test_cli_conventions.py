@@ -15,7 +15,8 @@ from support.cli import MODELS_ONLY
 PRODUCING = {"ingest financebench", "ingest beir", "ingest trec-qrels", "ingest trec-run",
              "ingest financebench-answers", "chunk", "index", "retrieve", "answer", "import-answers", "judge",
              "import-human-labels", "generate-qa", "import-inspection", "train-page-scorer", "train-reranker", "sweep",
-             "ingest ragas", "ingest deepeval", "calibrate", "ingest traces-otlp", "ingest traces-langfuse"}
+             "ingest ragas", "ingest deepeval", "calibrate", "ingest traces-otlp", "ingest traces-langfuse",
+             "ingest traces-phoenix"}
 
 
 def every_verb() -> dict[str, click.Command]:
