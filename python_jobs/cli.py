@@ -39,6 +39,7 @@ VERBS: dict[str, str] = {
     "judge": "python_jobs.commands.judge",
     "import-human-labels": "python_jobs.commands.import_human_labels",
     "calibrate": "python_jobs.commands.calibrate",
+    "label-next": "python_jobs.commands.label_next",
     "generate-qa": "python_jobs.commands.generate_qa",
     "export-inspection": "python_jobs.commands.export_inspection",
     "import-inspection": "python_jobs.commands.import_inspection",

@@ -4,10 +4,13 @@
     .venv/bin/python bench/retrieval_metrics/run.py --questions 10000 --incremental-runs 20  # incremental vs full
     .venv/bin/python bench/retrieval_metrics/run.py --questions 1000000 --skip-references     # the scale figure
     .venv/bin/python bench/retrieval_metrics/run.py --questions 100000 --model-peaks         # each model's peak
+    .venv/bin/python bench/retrieval_metrics/run.py --questions 1000000 --skip-references --shape pooled  # pooled
 
 1. A TREC qrels file (1-5 relevant docs per question graded 1-3, plus 2 judged non-relevant) and a TREC run file of
    `--results` (100) docs per question are written. Scores carry ties: many are equal, and some differ only below
    float32 precision (1.00000001 vs 1.0), which trec_eval and pytrec_eval read as ties broken by docno descending.
+   `--shape pooled` writes another tool's output instead: each question's lines in no order, scores apart from the
+   rank column in twentieths (ties everywhere), and qrels judged over pools of 400 docs per question.
 2. They go in as users put them in, through the CLI: `finrag ingest trec-qrels`, `finrag ingest trec-run`.
 3. `finrag build` (dbt start-up, every model and data test, publishing) is timed as a subprocess, and the
    retrieval-metric models' own execution times are summed from run_results.json (every model tagged
@@ -61,22 +64,42 @@ def log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def write_qrels(path: Path, n_questions: int, seed: int) -> None:
+# the run files' shapes (--shape): `ranked` is a run as a ranker writes it; `pooled` is another tool's TREC output as
+# users bring it - lines in no order, scores unrelated to the rank column and coarse (ties everywhere), and qrels
+# judged over pools of 400 documents per question (a TREC-style pooled assessment: most judgments are 0)
+SHAPES = ("ranked", "pooled")
+POOL = 400
+POOLED_DOCS = 1000  # each question's candidate documents in the pooled shape (the pool and the run draw from them)
+
+
+def write_qrels(path: Path, n_questions: int, seed: int, shape: str = "ranked") -> None:
     rng = np.random.default_rng(seed)
     with open(path, "w") as fh:
         for q in range(n_questions):
             n_rel = int(rng.integers(1, 6))
-            slots = rng.choice(300, n_rel + 2, replace=False)
-            grades = list(rng.integers(1, 4, n_rel)) + [0, 0]
+            if shape == "pooled":
+                slots = rng.choice(POOLED_DOCS, POOL, replace=False)
+                grades = [*rng.integers(1, 4, n_rel), *([0] * (POOL - n_rel))]
+            else:
+                slots = rng.choice(300, n_rel + 2, replace=False)
+                grades = list(rng.integers(1, 4, n_rel)) + [0, 0]
             fh.writelines(f"q{q} 0 q{q}_d{s} {g}\n" for s, g in zip(slots, grades, strict=True))
 
 
-def write_run(path: Path, n_questions: int, n_results: int, seed: int, tag: str) -> None:
-    """Docs 0..299 of each question in a random order; scores fall with the position in coarse steps (so many are
-    tied) and every tenth question has a pair that differs only below float32 precision."""
+def write_run(path: Path, n_questions: int, n_results: int, seed: int, tag: str, shape: str = "ranked") -> None:
+    """`ranked`: docs 0..299 of each question in a random order; scores fall with the position in coarse steps (so
+    many are tied) and every tenth question has a pair that differs only below float32 precision. `pooled`: docs of
+    0..999, each question's lines shuffled, the rank column 1..n in file order and the scores drawn apart from it in
+    twentieths (ties at every score; trec_eval ranks by score, then docno descending, and ignores the rank column)."""
     rng = np.random.default_rng(seed)
     with open(path, "w") as fh:
         for q in range(n_questions):
+            if shape == "pooled":
+                slots = rng.choice(POOLED_DOCS, n_results, replace=False)
+                scores = rng.integers(0, 21, n_results) / 20
+                fh.writelines(f"q{q} Q0 q{q}_d{s} {i + 1} {sc:.2f} {tag}\n"
+                              for i, (s, sc) in enumerate(zip(slots, scores, strict=True)))
+                continue
             slots = rng.choice(300, n_results, replace=False)
             scores = np.round(np.linspace(n_results, 1, n_results) / 7) * 7 / n_results
             lines = [f"q{q} Q0 q{q}_d{s} {i + 1} {sc:.8f} {tag}\n" for i, (s, sc) in enumerate(zip(slots, scores,
@@ -266,6 +289,9 @@ def main() -> None:
     ap.add_argument("--workdir", type=Path, default=None, help="keep files and home here (default: a temp dir)")
     ap.add_argument("--duckdb-threads", type=int, default=None,
                     help="DuckDB threads of the builds (FINRAG_DUCKDB_THREADS; default the profile's, 1)")
+    ap.add_argument("--shape", choices=SHAPES, default="ranked",
+                    help="the run files' shape: ranked (a ranker's output) or pooled (lines in no order, scores apart "
+                         "from the ranks with ties everywhere, qrels judged over pools of 400 documents)")
     args = ap.parse_args()
     global DUCKDB_THREADS
     DUCKDB_THREADS = args.duckdb_threads
@@ -274,11 +300,12 @@ def main() -> None:
     home = work / "warehouse"
     try:
         print(f"date {time.strftime('%Y-%m-%d %H:%M')}  load {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} "
-              f"{os.getloadavg()[2]:.2f}  cores {os.cpu_count()}  duckdb threads {DUCKDB_THREADS or 'profile'}")
+              f"{os.getloadavg()[2]:.2f}  cores {os.cpu_count()}  duckdb threads {DUCKDB_THREADS or 'profile'}  "
+              f"shape {args.shape}")
         qrels, run = work / "qrels.txt", work / "run_000.trec"
         t0 = time.perf_counter()
-        write_qrels(qrels, args.questions, seed=1)
-        write_run(run, args.questions, args.results, seed=100, tag="run_000")
+        write_qrels(qrels, args.questions, seed=1, shape=args.shape)
+        write_run(run, args.questions, args.results, seed=100, tag="run_000", shape=args.shape)
         log(f"wrote {args.questions:,} questions x {args.results} results in {time.perf_counter() - t0:.1f}s")
         w_q, _, _ = finrag(home, "ingest", "trec-qrels", str(qrels), "--dataset", DATASET)
         w_r, m_r, _ = finrag(home, "ingest", "trec-run", str(run), "--dataset", DATASET, "--run-id", "run_000")
@@ -328,13 +355,14 @@ def main() -> None:
         if args.incremental_runs:
             for i in range(1, args.incremental_runs + 1):
                 path = work / f"run_{i:03d}.trec"
-                write_run(path, args.questions, args.results, seed=100 + i, tag=f"run_{i:03d}")
+                write_run(path, args.questions, args.results, seed=100 + i, tag=f"run_{i:03d}", shape=args.shape)
                 finrag(home, "ingest", "trec-run", str(path), "--dataset", DATASET, "--run-id", f"run_{i:03d}")
             w_n, _, _ = finrag(home, "build")
             print(f"build after ingesting {args.incremental_runs} more runs: {w_n:.2f}s")
             last = args.incremental_runs + 1
             path = work / f"run_{last:03d}.trec"
-            write_run(path, args.questions, args.results, seed=100 + last, tag=f"run_{last:03d}")
+            write_run(path, args.questions, args.results, seed=100 + last, tag=f"run_{last:03d}",
+                      shape=args.shape)
             finrag(home, "ingest", "trec-run", str(path), "--dataset", DATASET, "--run-id", f"run_{last:03d}")
             w_inc, m_inc, _ = finrag(home, "build")
             inc_nodes, inc_models = built_nodes(home), metric_model_seconds(home)

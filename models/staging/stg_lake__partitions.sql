@@ -33,6 +33,8 @@ with partitions as (
     union all
     {{ lake_partitions('human_labels', 'label_set', False) }}
     union all
+    {{ lake_partitions('label_requests', 'label_set', False) }}
+    union all
     {{ lake_partitions('calibration_pairings', 'label_set', False) }}
     union all
     {{ lake_partitions('llm_calls', 'batch_id', False) }}

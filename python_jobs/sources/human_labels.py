@@ -15,11 +15,18 @@ One object per line (docs/judges.md):
 - Errors name the file, line and field; nothing of a bad file lands. The labels land in the `human_labels`
   partition `label_set = NAME`; re-importing replaces the labels of the answer runs the file names and keeps the
   set's labels of other runs (as `finrag ingest financebench-answers` does), so re-runs are idempotent.
+- A file `finrag label-next` wrote (python_jobs/labelling/requests.py) carries `request_id` and a `context` object
+  (the question's answer, the predictor's score, the inclusion probability) on every line, which the import does
+  not read, and `score: null` until a person fills it in: a line still null is not a label and is skipped (and
+  counted). Its labels are added to the set's labels of that run answer by answer (a label of an answer the file
+  names is replaced, the others are kept): a request chooses among the answers without a label, so the labels the
+  set had stay.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr
@@ -37,12 +44,20 @@ class HumanLabel(BaseModel):
     answer_run_id: StrictStr = Field(min_length=1)
     question_id: StrictStr = Field(min_length=1)
     metric: StrictStr = Field(min_length=1)
-    score: StrictInt | StrictFloat | StrictStr
+    score: StrictInt | StrictFloat | StrictStr | None  # the key is required; null: not labelled yet (label-next)
     annotator: StrictStr | None = None
     label: StrictStr | None = None
+    request_id: StrictStr | None = None  # the label-next request the line came from
+    context: dict | None = None  # label-next's context for the person; not read
 
 
-def read_labels(lake: Lake, path: Path, label_set: str) -> pl.DataFrame:
+class ReadLabels(NamedTuple):
+    labels: pl.DataFrame
+    unfilled: int  # lines with score null: not labelled yet
+    requested_runs: set[str]  # answer runs named by lines that carry a request_id (added answer by answer)
+
+
+def read_labels(lake: Lake, path: Path, label_set: str) -> ReadLabels:
     file = str(path)
     specs = load_metrics()
     rows = read_jsonl(path, HumanLabel)
@@ -50,7 +65,13 @@ def read_labels(lake: Lake, path: Path, label_set: str) -> pl.DataFrame:
     answers: dict[str, set[str]] = {}
     seen: dict[tuple[str, str, str], int] = {}
     out = []
+    unfilled, requested_runs = 0, set()
     for line, r in rows:
+        if r.request_id is not None:
+            requested_runs.add(r.answer_run_id)
+        if r.score is None:
+            unfilled += 1
+            continue
         if r.metric not in specs:
             raise InputError(f"unknown metric {r.metric!r} (known: {', '.join(specs)})", file=file, line=line,
                              field="metric")
@@ -75,4 +96,4 @@ def read_labels(lake: Lake, path: Path, label_set: str) -> pl.DataFrame:
                     "metric": r.metric, "raw_score": checked.raw_score,
                     "label": r.label if r.label is not None else (str(r.score) if isinstance(r.score, str) else None),
                     "annotator": r.annotator, "_file": file, "_line": line})
-    return contract("human_labels").frame(out)
+    return ReadLabels(contract("human_labels").frame(out), unfilled, requested_runs)

@@ -119,7 +119,8 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("python_jobs/warehouse", "python_jobs/judge", "python_jobs/generation", "python_jobs/page_scoring",
      "python_jobs/demo"),
     ("python_jobs/marts", "python_jobs/sources", "python_jobs/retrieval"),
-    ("python_jobs/gate", "python_jobs/qa_generation", "python_jobs/sweeps", "python_jobs/reranking", "dashboards"),
+    ("python_jobs/gate", "python_jobs/qa_generation", "python_jobs/sweeps", "python_jobs/reranking",
+     "python_jobs/labelling", "dashboards"),
     ("python_jobs/commands", "python_jobs/cli.py"),
 )
 

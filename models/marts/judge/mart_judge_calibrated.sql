@@ -17,6 +17,8 @@
 -- The methods, their lambdas and their columns' prefixes are the rules' calibration_methods
 -- (python_jobs/core/rules.yml, through its generated macro): ppi_* is PPI++, ppi_classic_* classic PPI, human_* the
 -- human labels alone; a method added there gets its columns here.
+-- active_*: the inverse-probability-weighted mean where `finrag label-next` chose the labelled answers, computed in
+-- fct_judge_active_calibration and joined here (null without a label request).
 
 {%- set ppi_methods = calibration_methods() | rejectattr('lambda', 'none') | list %}
 {%- set estimated = (ppi_methods | selectattr('lambda', 'equalto', 'estimated') | first)['columns'] ~ '_lambda' %}
@@ -24,6 +26,12 @@
 with pairs as (
 
     select * from {{ ref('fct_judge_calibration_pairs') }}
+
+),
+
+active as (
+
+    select * from {{ ref('fct_judge_active_calibration') }}
 
 ),
 
@@ -117,6 +125,25 @@ final as (
         {%- endfor %}
     from estimates
 
+),
+
+with_active as (
+
+    -- where label-next chose the labelled answers: its weighted mean beside the others (fct_judge_active_calibration)
+    select
+        final.*,
+        active.active_n_labelled,
+        active.active_lambda,
+        active.active_mean,
+        active.active_lower,
+        active.active_upper
+    from final
+    left join active
+        on final.label_set = active.label_set
+        and final.human_metric = active.human_metric
+        and final.predictor = active.predictor
+        and final.predictor_run_id = active.predictor_run_id
+
 )
 
-select * from final
+select * from with_active
