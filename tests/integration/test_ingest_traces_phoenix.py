@@ -9,7 +9,8 @@ traces-phoenix` with --dry-run, for real, and again; `finrag calibrate`; one `fi
 Checked: every question, result, answer, judgment (LLM: the judge, twice on some traces; CODE: a check) and human
 label sent is in the lake with its trace and span ids; the dry run lands nothing and the re-ingest changes nothing;
 the marts: PPI++ calibration (ppi_py to 1e-9), kappa and the confusion matrix (sklearn), the repeated judge's alpha
-(krippendorff), cost and latency. And a Phoenix that is not running: one error naming the endpoint, nothing landed.
+(krippendorff), cost and latency. And bad input, nothing landed: a Phoenix that is not running (one error naming the
+endpoint), a project it does not have, a span attribute of the wrong type (its span and attribute named).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from python_jobs.core.lake import Lake
 from support.browser import free_port
 from support.cli import MODELS_ONLY, run_finrag
 from support.otlp_traces import MODEL
-from support.phoenix_traces import APP_VERSION, PROJECT_NAME, phoenix_server, send_traces
+from support.phoenix_traces import APP_VERSION, PROJECT_NAME, phoenix_server, send_bad_trace, send_traces
 from support.traces_home import (
     _land,
     check_agreement,
@@ -35,6 +36,7 @@ from support.traces_home import (
 )
 
 LABEL_SET = "production_phoenix_human"
+BAD_PROJECT = "finrag-bad"
 METRIC = "phoenix_correctness"
 
 
@@ -50,6 +52,11 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict:
         missing = run_finrag(home, "ingest", "traces-phoenix", "--endpoint", url, "--project", "no-such-app",
                              check=False)
         facts |= {"missing_rc": missing.returncode, "missing_stderr": missing.stderr}
+        bad_span = send_bad_trace(url, BAD_PROJECT)
+        before = lake_files(home)
+        bad = run_finrag(home, "ingest", "traces-phoenix", "--endpoint", url, "--project", BAD_PROJECT, check=False)
+        facts |= {"bad_span": bad_span, "bad_rc": bad.returncode, "bad_stderr": bad.stderr,
+                  "bad_landed_nothing": lake_files(home) == before}
     run_finrag(home, "calibrate", "--label-set", LABEL_SET, "--human-metric", METRIC, "--predictor", METRIC)
     run_finrag(home, "build", *MODELS_ONLY)
     return {"home": home, "url": url, **facts, "sent": [asdict(s) for s in sent]}
@@ -126,3 +133,10 @@ def test_a_project_phoenix_does_not_have_is_refused(built: dict) -> None:
     assert built["missing_rc"] != 0
     assert f"{built['url']}: Phoenix has no project 'no-such-app'" in built["missing_stderr"]
     assert "'--project'" in built["missing_stderr"]
+
+
+def test_an_attribute_of_the_wrong_type_names_the_span_and_the_attribute(built: dict) -> None:
+    assert built["bad_rc"] != 0 and built["bad_landed_nothing"]
+    (line,) = [x for x in built["bad_stderr"].splitlines() if "llm.token_count.prompt" in x]
+    assert f"/v1/projects/{BAD_PROJECT}/spans" in line and f"span {built['bad_span']} (llm)" in line
+    assert '.attributes["llm.token_count.prompt"]' in line and "expected a whole number of tokens" in line

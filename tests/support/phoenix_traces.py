@@ -120,3 +120,20 @@ def send_traces(url: str, n: int = 12, labelled: int = 6, repeated: int = 4, see
         annotation(sp, "correctness", "LLM", s.judge[1], identifier="repeat-2", metadata={"model": "gpt-4o"})
         for s, sp in zip(sent, llm_spans) if len(s.judge) > 1], sync=True)
     return sent
+
+
+def send_bad_trace(url: str, project: str) -> str:
+    """One trace into `project` whose LLM span has a token count that is text; returns that span's id."""
+    from phoenix.otel import register
+
+    provider = register(endpoint=f"{url}/v1/traces", project_name=project, batch=False,
+                        set_global_tracer_provider=False, verbose=False)
+    tracer = provider.get_tracer("finrag-app")
+    with tracer.start_as_current_span("rag", start_time=T0, end_on_exit=False) as root:
+        # the prompt's token count as text ("many"): an attribute of the wrong type
+        llm = openinference_rag(tracer, root, T0, "What was the margin?", [("doc-1", 0.5, "passage")], "12%.",
+                                "many", 2, 10**8)  # type: ignore[arg-type]
+        root.end(end_time=T0 + 2 * 10**8)
+    provider.force_flush()
+    provider.shutdown()
+    return format(llm.get_span_context().span_id, "016x")
