@@ -14,10 +14,12 @@ from pathlib import Path
 
 import krippendorff
 import numpy as np
+import polars as pl
 import pytest
 from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
 from sklearn.metrics import cohen_kappa_score
 
+from python_jobs.core.lake import Lake
 from support.cli import MODELS_ONLY, run_finrag
 from support.langfuse_exports import make_export
 from support.mlflow_traces import EXPERIMENT, make_store
@@ -79,6 +81,31 @@ def sql(home: Path, query: str) -> list[dict]:
 def run_of(runs: list[str], version: str) -> str:
     (run,) = [r for r in runs if f"-{version}-" in r]
     return run
+
+
+def check_questions_results_answers(home: Path, run: str, sent: list[dict]) -> dict[str, dict]:
+    """The production run's questions, retrieval results (ranked as sent) and answers (text, tokens, latency,
+    passages) equal what its traces sent; returns the answers by trace id."""
+    lake = Lake(home)
+    by_trace = {s["trace_id"]: s for s in sent}
+    questions = lake.read("questions", where={"load_id": f"production.{run}"})
+    assert dict(zip(questions["trace_id"], questions["question"], strict=True)) == {
+        t: s["question"] for t, s in by_trace.items()}
+    results = lake.read("retrieval_results", where={"run_id": f"{run}-retrieval"})
+    assert results.height == sum(len(s["docs"]) for s in sent)
+    for t, s in by_trace.items():
+        r = results.filter(pl.col("trace_id") == t).sort("rank")
+        assert list(zip(r["doc_id"], r["score"], strict=True)) == [(d, sc) for d, sc, _ in s["docs"]]
+        assert r["span_id"].n_unique() == 1 and len(r["span_id"][0]) == 16
+    answers = {a["trace_id"]: a for a in lake.read("answers", where={"run_id": run}).iter_rows(named=True)}
+    assert answers.keys() == by_trace.keys()
+    for t, s in by_trace.items():
+        a = answers[t]
+        assert (a["answer"], a["prompt_tokens"], a["completion_tokens"]) == (
+            s["answer"], s["prompt_tokens"], s["completion_tokens"])
+        assert a["latency_ms"] == pytest.approx(s["latency_ms"])
+        assert [p["text"] for p in json.loads(a["passages"])] == [c for _, _, c in s["docs"]]
+    return answers
 
 
 def check_calibration(home: Path, label_set: str, metric: str, run: str, sent: list[dict]) -> None:
