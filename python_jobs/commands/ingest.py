@@ -171,7 +171,8 @@ def _trace_options(fn):
                      help="The time window a production run covers (UTC, aligned on the epoch)."),
         click.option("--version-attribute", default=None,
                      help="The attribute that names the application version (default: OTLP's resource "
-                          "service.version, Langfuse's trace release, MLflow's trace metadata app_version, Phoenix's root span service.version)."),
+                          "service.version, Langfuse's trace release, MLflow's trace metadata app_version, "
+                          "Phoenix's root span service.version)."),
         click.option("--metric", "metrics", multiple=True, metavar="NAME=MIN..MAX[:lower]",
                      help="An evaluation's scale (default 0..1, higher is better), by its name as the traces write "
                           "it."),
@@ -191,7 +192,8 @@ def _traces_produced(summary: TraceSummary, dry_run: bool) -> Produced:
     return (ids[0] if len(ids) == 1 else ids), {"run_ids": ids, "dry_run": dry_run, "partitions": len(summary.landed)}
 
 
-VERSION_ATTRIBUTES = {"otlp": "service.version", "langfuse": "release", "mlflow": "app_version", "phoenix": "service.version"}
+VERSION_ATTRIBUTES = {"otlp": "service.version", "langfuse": "release", "mlflow": "app_version",
+                      "phoenix": "service.version"}
 
 
 def _trace_opts(tool: str, dataset: str, window: str, version_attribute: str | None, metrics: tuple[str, ...],
