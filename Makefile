@@ -50,6 +50,18 @@ test: $(STAMP) test-deps
 	  [ $$linted -eq 0 ] || echo "make test: lint failed (exit $$linted)" >&2; \
 	  exit $$(( tests != 0 || linted != 0 )); }
 
+# The Phoenix ingest's test (tests/support/phoenix_traces.py) runs a real Arize Phoenix server: its 143 packages pin
+# versions this project pins otherwise (it would downgrade or replace them), so it lives in a venv of its own, made by
+# the project venv's uv with pip's configuration (tools/uv-pip --python); made once, kept while its pin stands
+PHOENIX_VENV := .venv-phoenix
+PHOENIX_STAMP := $(PHOENIX_VENV)/.installed-arize-phoenix-20.26.1
+
+$(PHOENIX_STAMP): | $(STAMP)
+	rm -rf $(PHOENIX_VENV)
+	$(VENV)/bin/python -m uv venv --quiet --python $(PYTHON) $(PHOENIX_VENV)
+	$(UV_PIP) install --quiet --python $(PHOENIX_VENV)/bin/python arize-phoenix==20.26.1
+	touch $@
+
 # The fast tier (a few minutes): the in-process library tests but those that embed text or train a model (marked
 # slow), then dbt's unit tests (the hand-worked cases of the SQL) in a scratch home - an empty lake, so every model
 # builds empty and no data test has data to check.
@@ -72,7 +84,7 @@ define apt_install_missing
 	fi
 endef
 
-test-deps:
+test-deps: $(PHOENIX_STAMP)
 	$(call apt_install_missing,test -x /usr/bin/chromium && test -x /usr/bin/chromedriver,chromium chromium-driver)
 	$(call apt_install_missing,command -v java >/dev/null,openjdk-17-jre-headless)
 

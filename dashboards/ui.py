@@ -15,7 +15,7 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from dashboards.data import common, diagnosis, published
-from python_jobs.marts.trust import trust_note
+from python_jobs.marts.trust import slice_trust_note, trust_note
 
 DECIMALS = 4
 
@@ -119,6 +119,18 @@ def show_trust(trust: pl.DataFrame, name: Callable[[dict[str, Any]], str]) -> No
         if r["trust_state"] == "no_better_than_chance":
             st.warning(text, icon=":material/warning:")
         elif r["trust_state"] == "calibrated":
+            st.success(text, icon=":material/verified:")
+        else:
+            st.info(text, icon=":material/help:")
+
+
+def show_slice_trust(calibration: pl.DataFrame, name: Callable[[dict[str, Any]], str]) -> None:
+    """One line per calibrated mean of a slice (data.judge_calibration_by_slice's rows: each stratum, then the strata
+    combined): `name` (the metric), the row in words (python_jobs/marts/trust.py, the wording `finrag report --judged
+    --slice` uses); a green box where calibrated, a grey one where the stratum has too few labels."""
+    for r in calibration.iter_rows(named=True):
+        text = f"{name(r)} — {slice_trust_note(r, fmt)}"
+        if r["calibrated_mean"] is not None:
             st.success(text, icon=":material/verified:")
         else:
             st.info(text, icon=":material/help:")

@@ -1,5 +1,5 @@
-"""The judged answers page's data (views/judged.py): the answer-file scores, the judge's noise floor and its
-scores by slice."""
+"""The judged answers page's data (views/judged.py): the answer-file scores, the judge's noise floor, its scores by
+slice and its calibrated means by slice."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 import polars as pl
 
 from dashboards.data.published import column_values, query
+from python_jobs.marts.trust import SLICE_TRUST_COLUMNS
 
 
 def judge_reliability(home: Path, judge_run_id: str) -> pl.DataFrame | None:
@@ -48,3 +49,15 @@ def judge_slice_dimensions(home: Path, judge_run_id: str) -> list[str]:
     return column_values(query(home, """
         select distinct dimension from mart_judge_by_slice where judge_run_id = ? order by dimension
     """, [judge_run_id], marts=["mart_judge_by_slice"]), "dimension")
+
+
+def judge_calibration_by_slice(home: Path, judge_run_id: str, dimension: str) -> pl.DataFrame | None:
+    """The judge run's calibrated means per stratum of the dimension and the strata combined (stratified PPI++:
+    mart_judge_calibrated_by_slice), per metric it predicts and human label set; strata under 2 labels with their
+    reason. Empty where no calibration makes the judge run a predictor."""
+    return query(home, f"""
+        select {", ".join(SLICE_TRUST_COLUMNS)}
+        from mart_judge_calibrated_by_slice
+        where predictor_run_id = ? and predictor_family = 'judged' and dimension = ?
+        order by predictor, label_set, human_metric, grain desc, value
+    """, [judge_run_id, dimension], marts=["mart_judge_calibrated_by_slice"])

@@ -39,10 +39,11 @@ def run_comparison(home: Path, run_a: str, run_b: str, granularity: str | None,
                    k: int | None) -> pl.DataFrame | None:
     """mart_run_comparison's rows for (run_a, run_b): every metric of the pair at this granularity and k (retrieval)
     or the lexical / judged metrics (no granularity), in the registry's display order. None before a build
-    publishes the mart; empty when the mart does not compare the pair (fct_run_pairs)."""
+    publishes the mart; empty when the mart does not compare the pair (fct_run_pairs). stat_test says each row's
+    test: paired, or unpaired (Welch) where the runs share no or too few questions (n_a, n_b: each side's)."""
     return query(home, """
-        select metric, n_questions, mean_a, mean_b, delta, ci_low, ci_high, p_ttest, p_randomization, p_holm, wins,
-               ties, losses, n_not_ok_a, n_not_ok_b
+        select metric, stat_test, n_questions, n_a, n_b, mean_a, mean_b, delta, ci_low, ci_high, p_ttest,
+               p_randomization, p_holm, wins, ties, losses, n_not_ok_a, n_not_ok_b
         from mart_run_comparison
         where run_a = ? and run_b = ? and granularity is not distinct from ? and k is not distinct from ?
         order by metric_display_order, metric

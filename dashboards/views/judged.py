@@ -3,7 +3,8 @@ the chosen judge run's means can be trusted (mart_judge_trust: calibrated agains
 better than chance), the judge's noise floor over repeated judgments (mart_judge_reliability: Krippendorff's alpha
 and the share of answers whose verdict flips), each question's correctness / faithfulness verdicts
 (mart_answer_file_scores, worst first, linked to the drill-down), and a judge run's scores by slice
-(mart_judge_by_slice)."""
+(mart_judge_by_slice) with its calibrated means per slice (mart_judge_calibrated_by_slice: PPI++ per stratum and the
+strata combined)."""
 
 import altair as alt
 import polars as pl
@@ -29,6 +30,9 @@ judge_runs = board["judge_run_id"].to_list()
 judge_run = ui.pick("Judge run", judge_runs, key="judge_run", param="judge_run",
                     format_func=lambda r: common.run_label(labels, r))
 
+registry = common.metric_registry(home)
+metric_labels = {} if registry is None else dict(registry.select("metric", "label").rows())
+
 st.header("How far its means can be trusted")
 trust = common.judge_trust(home, [judge_run])
 if trust is None or trust.is_empty():
@@ -38,8 +42,6 @@ else:
                "human label set (`finrag calibrate`: PPI++, or the human mean where every answer is labelled), "
                "uncalibrated (no human labels say what it is worth), or no better than chance (its Cohen's kappa "
                "against human labels has an interval reaching 0).")
-    registry = common.metric_registry(home)
-    metric_labels = {} if registry is None else dict(registry.select("metric", "label").rows())
     ui.show_trust(trust, lambda r: metric_labels.get(r["metric"], r["metric"]))
 
 st.header("The judge's noise floor")
@@ -84,3 +86,9 @@ else:
             tooltip=["metric", "value", alt.Tooltip("mean:Q", format=".4f"), "mean_raw", "n"]),
         width="stretch")
     ui.show_table(slices)
+    calibration = data.judge_calibration_by_slice(home, judge_run, dimension)
+    if calibration is not None and not calibration.is_empty():
+        st.markdown(f"**How far its means can be trusted, by {dimension}** (mart_judge_calibrated_by_slice: PPI++ on "
+                    "each slice's labelled answers, and the slices combined by their share of the answers; a slice "
+                    "with fewer than 2 labels is shown, not calibrated, and left out of the combination):")
+        ui.show_slice_trust(calibration, lambda r: metric_labels.get(r["predictor"], r["predictor"]))

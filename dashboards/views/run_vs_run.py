@@ -13,6 +13,7 @@ import streamlit as st
 from dashboards import ui
 from dashboards.data import common
 from dashboards.data import run_vs_run as data
+from python_jobs.core.rules import RULES
 
 MAX_LINKS = 25
 
@@ -54,7 +55,8 @@ else:
         c = st.columns(4)
         c[0].metric(f"Δ {metric} (B − A)", ui.fmt(row["delta"]))
         c[1].metric("95 % interval", f"[{ui.fmt(row['ci_low'])}, {ui.fmt(row['ci_high'])}]")
-        c[2].metric("p (paired t-test)", ui.fmt_p(row["p_ttest"]))
+        unpaired = row["stat_test"] == RULES.unpaired_test  # two versions' traffic: no shared questions to pair
+        c[2].metric("p (Welch t-test)" if unpaired else "p (paired t-test)", ui.fmt_p(row["p_ttest"]))
         c[3].metric("p (randomization)", ui.fmt_p(row["p_randomization"]))
     at = "" if granularity is None else f" at {granularity} granularity, k = {k or 'all'}"
     tested = comparison.filter(pl.col("delta").is_not_null())
@@ -81,7 +83,10 @@ else:
     st.caption(f"Every metric of the pair{at}, over the questions both runs scored. Interval: percentile bootstrap "
                "of the mean difference; p-values two-sided (paired t-test; randomization: random sign flips of "
                "the per-question differences, exact when few); p_holm: Holm-adjusted randomization p over the "
-               "metrics shown. Judged metrics: n_not_ok_a / _b count the judgments left out.")
+               "metrics shown. Judged metrics: n_not_ok_a / _b count the judgments left out. Runs that share no or "
+               "too few questions (two versions' traffic) are compared unpaired (stat_test "
+               f"{RULES.unpaired_test}) on each run's own n_a and n_b questions: a bootstrap of the difference of "
+               "means and Welch's t-test.")
 
 st.header("Per question")
 diffs = data.run_vs_run(home, run_a, run_b, metric, granularity, k)

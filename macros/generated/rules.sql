@@ -43,3 +43,7 @@
 {% macro calibration_methods() -%}
     {{ return([{'name': 'ppi++', 'label': 'PPI++', 'lambda': 'estimated', 'columns': 'ppi', 'reported': True}, {'name': 'classic_ppi', 'label': 'classic PPI', 'lambda': 1, 'columns': 'ppi_classic', 'reported': False}, {'name': 'human_only', 'label': 'human labels only', 'lambda': None, 'columns': 'human', 'reported': False}]) }}
 {%- endmacro %}
+
+{% macro comparison_test_name(which) -%}
+    {{ return({'paired': 'paired_t', 'unpaired': 'welch_t'}[which]) }}
+{%- endmacro %}

@@ -1,6 +1,7 @@
 """`finrag gate GATE_FILE --candidate RUN [--baseline RUN]`: a regression gate for CI. For every metric x slice of
 the gate file, is the candidate worse than the baseline by more than the metric's margin? Exit 0 pass (or
-inconclusive), 1 fail, 2 cannot evaluate (missing run, no shared questions, nothing published, a bad gate file).
+inconclusive), 1 fail, 2 cannot evaluate (missing run, a baseline without scores on a metric, nothing published, a
+bad gate file). Runs that share no or too few questions (two versions' traffic) are compared unpaired (Welch).
 
     --format table   a headline, then one row per metric x slice, worst first: verdict, metric, slice, n, both means,
                      delta (candidate - baseline), its interval, the margin, the Holm-adjusted p, a note

@@ -10,6 +10,9 @@
     finrag ingest traces-otlp FILE... [--dataset production] [--window 1d] [--version-attribute service.version]
         [--metric NAME=MIN..MAX[:lower]]... [--label-set NAME] [--dry-run]
     finrag ingest traces-langfuse FILE_OR_DIR... [the same options; --version-attribute release]
+    finrag ingest traces-mlflow --tracking-uri URI --experiment NAME [--filter F] [the same options;
+        --version-attribute app_version]
+    finrag ingest traces-phoenix [--endpoint URL] [--project NAME] [the same options]
 
 The rules and decisions are documented in python_jobs/sources/ (one module per format).
 """
@@ -27,7 +30,9 @@ from python_jobs.sources.beir import ingest_beir
 from python_jobs.sources.deepeval_runs import ingest_deepeval
 from python_jobs.sources.financebench import ingest_financebench, ingest_financebench_answers
 from python_jobs.sources.langfuse_exports import ingest_langfuse
+from python_jobs.sources.mlflow_traces import ingest_mlflow
 from python_jobs.sources.otlp_traces import ingest_otlp
+from python_jobs.sources.phoenix_traces import ingest_phoenix
 from python_jobs.sources.ragas_files import ingest_ragas
 from python_jobs.sources.traces import TraceOptions, TraceSummary, parse_trace_metric, parse_window
 from python_jobs.sources.trec import ingest_trec_qrels, ingest_trec_run
@@ -166,7 +171,8 @@ def _trace_options(fn):
                      help="The time window a production run covers (UTC, aligned on the epoch)."),
         click.option("--version-attribute", default=None,
                      help="The attribute that names the application version (default: OTLP's resource "
-                          "service.version, Langfuse's trace release)."),
+                          "service.version, Langfuse's trace release, MLflow's trace metadata app_version, "
+                          "Phoenix's root span service.version)."),
         click.option("--metric", "metrics", multiple=True, metavar="NAME=MIN..MAX[:lower]",
                      help="An evaluation's scale (default 0..1, higher is better), by its name as the traces write "
                           "it."),
@@ -186,7 +192,8 @@ def _traces_produced(summary: TraceSummary, dry_run: bool) -> Produced:
     return (ids[0] if len(ids) == 1 else ids), {"run_ids": ids, "dry_run": dry_run, "partitions": len(summary.landed)}
 
 
-VERSION_ATTRIBUTES = {"otlp": "service.version", "langfuse": "release"}
+VERSION_ATTRIBUTES = {"otlp": "service.version", "langfuse": "release", "mlflow": "app_version",
+                      "phoenix": "service.version"}
 
 
 def _trace_opts(tool: str, dataset: str, window: str, version_attribute: str | None, metrics: tuple[str, ...],
@@ -220,3 +227,38 @@ def traces_langfuse_cmd(paths: tuple[Path, ...], dataset: str, window: str, vers
     judgments (EVAL, API scores), human labels (ANNOTATION scores); prints each run's id."""
     opts = _trace_opts("langfuse", dataset, window, version_attribute, metrics, label_set)
     return _traces_produced(ingest_langfuse(Lake(), list(paths), opts, dry_run=dry_run), dry_run)
+
+
+@command.command("traces-mlflow")
+@produces
+@click.option("--tracking-uri", required=True, envvar="MLFLOW_TRACKING_URI", show_envvar=True,
+              help="The MLflow tracking store: sqlite:///path/mlflow.db, or a tracking server's http(s) URL.")
+@click.option("--experiment", required=True, envvar="MLFLOW_EXPERIMENT_NAME", show_envvar=True,
+              help="The experiment whose traces land (its name, or its id).")
+@click.option("--filter", "filter_string", default=None,
+              help="An MLflow search_traces filter (e.g. \"tags.environment = 'production'\"): only the traces it "
+                   "matches land.")
+@_trace_options
+def traces_mlflow_cmd(tracking_uri: str, experiment: str, filter_string: str | None, dataset: str, window: str,
+                      version_attribute: str | None, metrics: tuple[str, ...], label_set: str | None,
+                      dry_run: bool) -> Produced:
+    """MLflow traces with their assessments, read from a tracking store (a local sqlite store or a tracking server)
+    → production runs: questions, retrieval results (RETRIEVER spans), answers (the LLM span) and the LLM ledger,
+    judgments (LLM_JUDGE, CODE feedback), human labels (HUMAN feedback); prints each run's id."""
+    opts = _trace_opts("mlflow", dataset, window, version_attribute, metrics, label_set)
+    return _traces_produced(ingest_mlflow(Lake(), tracking_uri, experiment, opts, filter_string=filter_string,
+                                          dry_run=dry_run), dry_run)
+@command.command("traces-phoenix")
+@produces
+@click.option("--endpoint", default=None, metavar="URL",
+              help="The running Phoenix's URL (default: PHOENIX_BASE_URL, else http://localhost:6006); "
+                   "PHOENIX_API_KEY when it asks for one.")
+@click.option("--project", default="default", show_default=True, help="The Phoenix project whose traces land.")
+@_trace_options
+def traces_phoenix_cmd(endpoint: str | None, project: str, dataset: str, window: str, version_attribute: str | None,
+                       metrics: tuple[str, ...], label_set: str | None, dry_run: bool) -> Produced:
+    """A running Arize Phoenix's project, pulled through its client: OpenInference spans and span annotations
+    (annotator_kind LLM, CODE: judgments; HUMAN: human labels) → production runs: questions, retrieval results,
+    answers and the LLM ledger, judgments, human labels; prints each run's id."""
+    opts = _trace_opts("phoenix", dataset, window, version_attribute, metrics, label_set)
+    return _traces_produced(ingest_phoenix(Lake(), endpoint, project, opts, dry_run=dry_run), dry_run)

@@ -8,7 +8,9 @@
     --format json    the same rows as JSON
 
 `finrag report --judged [--run-id JUDGE_OR_ANSWER_RUN]`: every judged mean with how far it can be trusted
-(calibrated, uncalibrated, or no better than chance against humans: mart_judge_trust).
+(calibrated, uncalibrated, or no better than chance against humans: mart_judge_trust); with `--slice DIMENSION`,
+each calibrated judged mean per stratum of the dimension and the strata combined (stratified PPI++:
+mart_judge_calibrated_by_slice).
 
 The rules and decisions are documented in python_jobs/marts/reports.py.
 """
@@ -24,7 +26,7 @@ import polars as pl
 from python_jobs.commands._options import target_option
 from python_jobs.core.errors import InputError
 from python_jobs.core.rules import GRANULARITIES, SLICE_CROSSINGS, SLICE_DIMENSIONS
-from python_jobs.marts.reports import judged_means, leaderboard, slices, trec_lines
+from python_jobs.marts.reports import judged_means, judged_means_by_slice, leaderboard, slices, trec_lines
 
 
 @click.command("report")
@@ -38,7 +40,7 @@ from python_jobs.marts.reports import judged_means, leaderboard, slices, trec_li
 @click.option("--complete", is_flag=True, help="trec: count qrels questions missing from the run as 0 (trec_eval -c).")
 @click.option("--slice", "dimensions", multiple=True,
               help=f"table/json: means by this slice dimension ({', '.join(SLICE_DIMENSIONS + SLICE_CROSSINGS)}); "
-                   "repeatable.")
+                   "repeatable. With --judged: calibrated means per stratum of it and the strata combined.")
 @click.option("--metric", "metrics", multiple=True, help="table/json: only these metrics (e.g. doc_rec, map).")
 @click.option("--k", "ks", type=int, multiple=True, help="table/json: only these cut-offs (0 = whole ranking).")
 @target_option
@@ -46,17 +48,24 @@ def command(run_id: str | None, judged: bool, fmt: str, granularity: str | None,
             dimensions: tuple[str, ...], metrics: tuple[str, ...], ks: tuple[int, ...], target: str) -> None:
     """Print a retrieval run's metrics (trec_eval format, a table, or JSON), or the judged means, from the marts."""
     if judged:
-        if fmt == "trec" or dimensions or ks or granularity or complete:
-            raise InputError("--judged takes --run-id, --metric and --format table or json", field="judged")
-        frame = judged_means(run_id, target)
+        if fmt == "trec" or ks or granularity or complete:
+            raise InputError("--judged takes --run-id, --metric, --slice and --format table or json", field="judged")
+        unsliced = [d for d in dimensions if d not in SLICE_DIMENSIONS]
+        if unsliced:
+            raise InputError(f"--judged --slice takes a slice dimension ({', '.join(SLICE_DIMENSIONS)}), not "
+                             f"{', '.join(unsliced)}", field="slice")
+        frame = judged_means_by_slice(run_id, dimensions, target) if dimensions else judged_means(run_id, target)
+        metric = "predictor" if dimensions else "metric"
         if metrics:
-            frame = frame.filter(pl.col("metric").is_in(list(metrics)))
+            frame = frame.filter(pl.col(metric).is_in(list(metrics)))
         if fmt == "json":
             sys.stdout.write(json.dumps(frame.to_dicts(), ensure_ascii=False, indent=1) + "\n")
             return
+        shown = (("predictor_run_id", "predictor", "predictor_mean", "trust") if dimensions else
+                 ("judge_run_id", "metric", "mean", "n_ok", "n_not_applicable", "n_failed", "trust"))
         with pl.Config(tbl_rows=-1, fmt_str_lengths=400, tbl_width_chars=600, float_precision=4,
                        tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True):
-            click.echo(frame.select("judge_run_id", "metric", "mean", "n_ok", "n_not_applicable", "n_failed", "trust"))
+            click.echo(frame.select(*shown))
         return
     if run_id is None:
         raise InputError("--run-id is required (or --judged)", field="run_id")

@@ -1,6 +1,7 @@
 """The warehouse's rules (python_jobs/core/rules.yml), read once: the retrieval granularities and the slice
 dimensions with their display order and labels, what makes an evidence row relevant, which pages a chunk covers,
-the numeric match's tolerance, which runs are oracle bounds rather than contenders, and the calibration methods.
+the numeric match's tolerance, which runs are oracle bounds rather than contenders, the calibration methods, and when
+two runs are compared paired or unpaired.
 Python uses these; dbt uses the macros generated from the same file (macros/generated/rules.sql,
 python_jobs/warehouse/dbt_codegen.py); nothing spells them a second time."""
 
@@ -43,6 +44,11 @@ class Rules:
     oracle_eval_modes: tuple[str, ...]  # answer eval modes whose prompt held the gold evidence
     calibration_methods: tuple[CalibrationMethod, ...]
     descriptions: dict[str, str]
+    # which test compares two runs (run_comparison_tests): paired when the shared questions are at least this share
+    # of the smaller run's questions, else unpaired; the names the outputs give each test
+    paired_min_share: float
+    paired_test: str
+    unpaired_test: str
 
     def calibration_method(self, name: str) -> CalibrationMethod:
         """A declared calibration method by name (mart_judge_trust.calibration_method's values)."""
@@ -98,7 +104,17 @@ def load(path: Path = RULES_YML) -> Rules:
         oracle_eval_modes=tuple(str(m) for m in raw["oracle_bounds"]["eval_modes"]),
         calibration_methods=methods,
         descriptions={key: " ".join(str(section.get("description", "")).split()) for key, section in raw.items()},
+        paired_min_share=_share(raw["run_comparison_tests"]["paired_min_share"], path),
+        paired_test=str(raw["run_comparison_tests"]["paired"]),
+        unpaired_test=str(raw["run_comparison_tests"]["unpaired"]),
     )
+
+
+def _share(value: object, path: Path) -> float:
+    share = float(value)  # type: ignore[arg-type]
+    if not 0 < share <= 1:
+        raise ValueError(f"{path}: run_comparison_tests.paired_min_share must be in (0, 1], not {value!r}")
+    return share
 
 
 RULES = load()

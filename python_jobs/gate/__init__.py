@@ -11,11 +11,19 @@ metrics are per-answer means over repeats there). Rules and decisions:
   settings of vars run_comparison_*): its bootstrap interval, moved back by δ, is the interval of the difference;
   its two-sided paired t-test p gives the one-sided p of "mean(d) < -δ" (half of it on the side the mean falls, one
   less half on the other; scipy's ttest_rel(alternative='less') of d + δ).
+- Runs that share no or too few questions (two application versions' production traffic; the rule
+  run_comparison_tests of python_jobs/core/rules.yml, applied per metric x slice by
+  python_jobs/stats/unpaired_tests.py's comparison_test) are compared on each run's own questions instead: the
+  baseline's values and the candidate's + δ, both in the metric's direction, go to `welch_tests` (the function the
+  comparison marts call): its bootstrap interval of the difference of means, moved back by δ, and its Welch t-test p,
+  made one-sided as above (scipy's ttest_ind(equal_var=False, alternative='less')). Every row names its test
+  (`paired_t` / `welch_t`) and its questions on each side (n_baseline, n_candidate; both n_questions when paired).
 - Holm's step-down over every tested metric x slice of the gate (one family), at the gate's alpha (default var
   run_comparison_alpha). Verdicts: fail when the Holm-adjusted p is below alpha (a loss beyond δ is significant);
   pass when the interval's lower end (in the metric's direction) is at or above -δ; inconclusive otherwise (the
   interval still reaches below -δ: the row says how many questions it has and about how many would settle it). A
-  slice with fewer than `min_questions` shared questions is reported "not tested" and kept out of Holm's family. The
+  slice with fewer than `min_questions` shared questions (unpaired: questions of either run) is reported "not
+  tested" and kept out of Holm's family. The
   gate's verdict: fail if any row fails, else inconclusive if any row is, else pass.
 - Margins are given on the metric's own scale (the registry's scale_min..scale_max; 0 <= δ <= its width) and divided
   by that width, since the per-question values compared are normalised to [0, 1]. The outputs speak the metric's

@@ -16,6 +16,7 @@ from python_jobs.gate.spec import WHOLE_SET, GateFile, GateMetric, read_gate
 from python_jobs.gate.verdicts import NOT_TESTED, PAIRED_SCHEMA, gate_statistics, gate_verdict
 from python_jobs.marts.comparisons import NO_SCORES, comparison_settings, scored_runs
 from python_jobs.marts.published import not_published, published_connection, run
+from python_jobs.stats.unpaired_tests import PAIRED, UNPAIRED
 
 BEST = "best"
 SWEEP = "sweep"
@@ -43,6 +44,12 @@ class GateResult:
     @property
     def n_tested(self) -> int:
         return self.rows.filter(pl.col("verdict") != NOT_TESTED).height
+
+    @property
+    def tests(self) -> tuple[str, ...]:
+        """The tests the tested rows used (paired, unpaired or both), in the order of the rule's names."""
+        used = set(self.rows.filter(pl.col("verdict") != NOT_TESTED)["test"].drop_nulls())
+        return tuple(t for t in (PAIRED, UNPAIRED) if t in used)
 
 
 @dataclass(frozen=True)
@@ -234,14 +241,19 @@ def evaluate_gate(gate_file: str | Path, candidate: str, baseline: str | None = 
         for m in metrics:
             one = scores.filter((pl.col("metric") == m.spec.metric) & pl.col("granularity").eq_missing(m.granularity)
                                 & pl.col("k").eq_missing(m.k))
-            pairs = (one.filter(pl.col("run_id") == m.baseline).select("question_id", value_baseline="value")
-                     .join(one.filter(pl.col("run_id") == candidate).drop("run_id", "metric", "granularity", "k")
-                           .rename({"value": "value_candidate"}), on="question_id"))
+            # every question either run scored (the statistics pair the shared ones, or compare each run's own
+            # where they share too few: gate_statistics); a question's text and slices are the dataset's
+            about = [c for c in one.columns if c == "question" or c.startswith("slice__")]
+            base = one.filter(pl.col("run_id") == m.baseline).select("question_id", *about, value_baseline="value")
+            if base.is_empty():
+                raise check.option(f"baseline {m.baseline!r} has no question scored on {m.label}", "--baseline")
+            pairs = (base.join(one.filter(pl.col("run_id") == candidate).select("question_id", *about,
+                                                                               value_candidate="value"),
+                               on="question_id", how="full", coalesce=True, suffix="__candidate")
+                     .with_columns(pl.coalesce(c, f"{c}__candidate").alias(c) for c in about)
+                     .drop(f"{c}__candidate" for c in about))
             if kind == "judge":
                 pairs = _calibrated(con, pairs, m.spec.metric, candidate, m.baseline)
-            if pairs.is_empty():
-                raise check.option(f"candidate {candidate!r} and baseline {m.baseline!r} share no question scored "
-                                   f"on {m.label}", "--candidate")
             pairs = pairs.with_columns(metric=pl.lit(m.spec.metric), granularity=pl.lit(m.granularity, pl.String),
                                        k=pl.lit(m.k, pl.Int64), baseline=pl.lit(m.baseline),
                                        higher_is_better=pl.lit(m.higher_is_better), margin=pl.lit(m.margin))
@@ -259,8 +271,8 @@ def evaluate_gate(gate_file: str | Path, candidate: str, baseline: str | None = 
                                      scale_max=pl.lit(m.scale_max, pl.Float64)))
     rows = gate_statistics(pl.concat(paired), settings, alpha, gate.min_questions)
     if rows.filter(pl.col("verdict") != NOT_TESTED).is_empty():
-        raise check.gate(f"no metric x slice has {gate.min_questions} shared questions (min_questions): nothing "
-                         "can be tested", "min_questions")
+        raise check.gate(f"no metric x slice has {gate.min_questions} questions (min_questions: shared ones, or each "
+                         "run's own where the runs are compared unpaired): nothing can be tested", "min_questions")
     labels = pl.DataFrame([{"metric": m.spec.metric, "granularity": m.granularity, "k": m.k, "label": m.label,
                             "scale_min": m.scale_min, "scale_max": m.scale_max} for m in metrics],
                           schema={"metric": pl.String, "granularity": pl.String, "k": pl.Int64, "label": pl.String,

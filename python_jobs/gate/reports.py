@@ -13,8 +13,10 @@ import polars as pl
 from python_jobs.gate.evaluation import GateResult
 from python_jobs.gate.spec import WHOLE_SET
 from python_jobs.gate.verdicts import FAIL, INCONCLUSIVE, NOT_TESTED
+from python_jobs.stats.unpaired_tests import UNPAIRED
 
-HEADER = ("verdict", "metric", "slice", "n", "baseline", "candidate", "delta", "interval", "margin", "p_holm", "note")
+HEADER = ("verdict", "metric", "slice", "test", "n", "baseline", "candidate", "delta", "interval", "margin", "p_holm",
+          "note")
 QUESTION_CHARS = 80  # a question's text in the Markdown summary, cut
 # what on_metric_scale moves to the metric's own scale: scores (scale_min + width x v) and differences of scores
 # (width x d); n, the p-values and the verdict have no scale
@@ -53,18 +55,31 @@ def _margin(row: dict[str, Any]) -> str:
     return f"{'-' if row['higher_is_better'] else '+'}{row['margin']:.4f}"  # the loss it allows, in its direction
 
 
+def _questions(row: dict[str, Any]) -> str:
+    """How many questions the row's statistics rest on: the shared ones (paired), or each run's own (unpaired)."""
+    if row["test"] == UNPAIRED:
+        return f"{row['n_baseline']} baseline and {row['n_candidate']} candidate questions"
+    return f"{row['n_questions']} questions"
+
+
+def _n(row: dict[str, Any]) -> str:
+    """The table's n: the shared questions, or baseline / candidate when unpaired."""
+    return f"{row['n_baseline']}/{row['n_candidate']}" if row["test"] == UNPAIRED else str(row["n_questions"])
+
+
 def note(row: dict[str, Any], min_questions: int) -> str:
     if row["verdict"] == NOT_TESTED:
-        return f"{row['n_questions']} questions, below min_questions {min_questions}"
+        return f"{_questions(row)}, below min_questions {min_questions}"
     if row["verdict"] == INCONCLUSIVE:
-        more = f"; about {row['n_needed']} would settle it" if row["n_needed"] else ""
-        return f"the interval reaches beyond the margin on {row['n_questions']} questions{more}"
+        more = (f"; about {row['n_needed']}{' in all' if row['test'] == UNPAIRED else ''} would settle it"
+                if row["n_needed"] else "")
+        return f"the interval reaches beyond the margin on {_questions(row)}{more}"
     return ""
 
 
 def cells(row: dict[str, Any], min_questions: int) -> list[str]:
     interval = "-" if row["ci_low"] is None else f"[{_num(row['ci_low'], '+.4f')}, {_num(row['ci_high'], '+.4f')}]"
-    return [row["verdict"], row["label"], _slice(row), str(row["n_questions"]), _num(row["mean_baseline"]),
+    return [row["verdict"], row["label"], _slice(row), row["test"] or "-", _n(row), _num(row["mean_baseline"]),
             _num(row["mean_candidate"]), _num(row["delta"], "+.4f"), interval, _margin(row),
             _num(row["p_holm"], ".3g"), note(row, min_questions)]
 
@@ -73,7 +88,8 @@ def headline(result: GateResult) -> str:
     baseline = result.baselines[0] if len(result.baselines) == 1 else "each metric's best run (" + ", ".join(
         result.baselines) + ")"
     return (f"gate {result.verdict}: candidate {result.candidate} against {baseline} ({result.kind} runs of "
-            f"{result.dataset}); {result.n_tested} metric x slice tested, Holm at alpha {result.alpha:g}; scores on "
+            f"{result.dataset}); {result.n_tested} metric x slice tested, Holm at alpha {result.alpha:g}; test: "
+            f"{', '.join(result.tests) or '-'} (n: shared questions, or baseline/candidate unpaired); scores on "
             "each metric's own scale, delta = candidate - baseline, interval at the comparisons' level, margin = the "
             "loss allowed")
 
@@ -96,12 +112,13 @@ def junit_xml(result: GateResult) -> str:
                           failures=str(count[FAIL]), skipped=str(count[NOT_TESTED]), tests=str(len(rows)), time="0")
     props = ET.SubElement(suite, "properties")
     for name, value in (("candidate", result.candidate), ("baseline", ", ".join(result.baselines)),
-                        ("dataset", result.dataset), ("alpha", f"{result.alpha:g}"), ("verdict", result.verdict)):
+                        ("dataset", result.dataset), ("alpha", f"{result.alpha:g}"),
+                        ("tests", ", ".join(result.tests)), ("verdict", result.verdict)):
         ET.SubElement(props, "property", name=name, value=value)
     for r in rows:
         case = ET.SubElement(suite, "testcase", classname=f"gate.{r['label']}", name=_slice(r), time="0")
         detail = (f"delta {_num(r['delta'], '+.4f')} (candidate {_num(r['mean_candidate'])} - baseline "
-                  f"{_num(r['mean_baseline'])}) on {r['n_questions']} questions, interval "
+                  f"{_num(r['mean_baseline'])}) on {_questions(r)} ({r['test']}), interval "
                   f"[{_num(r['ci_low'], '+.4f')}, {_num(r['ci_high'], '+.4f')}], margin {_margin(r)} on the "
                   f"scale [{r['scale_min']:g}, {r['scale_max']:g}], adjusted p {_num(r['p_holm'], '.3g')}")
         if r["verdict"] == FAIL:
@@ -140,5 +157,5 @@ def as_json(result: GateResult) -> str:
     return json.dumps({
         "verdict": result.verdict, "candidate": result.candidate, "baselines": list(result.baselines),
         "dataset": result.dataset, "kind": result.kind, "alpha": result.alpha, "min_questions": result.min_questions,
-        "rows": on_metric_scale(result.rows).to_dicts(),
+        "tests": list(result.tests), "rows": on_metric_scale(result.rows).to_dicts(),
         "regressed": on_metric_scale(result.regressed).to_dicts()}, ensure_ascii=False, indent=1)

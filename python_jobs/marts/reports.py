@@ -11,7 +11,9 @@
 `finrag report --judged [--run-id JUDGE_OR_ANSWER_RUN]`: every judged mean (mart_judge_leaderboard's) with how far it
 can be trusted, mart_judge_trust's state beside it - calibrated (the PPI++ or human mean of the human metric it
 predicts, with its interval), uncalibrated, or no better than chance against humans (kappa and its interval) -
-written out by python_jobs/marts/trust.py, the one wording the demo's printout and the dashboard use too.
+written out by python_jobs/marts/trust.py, the one wording the demo's printout and the dashboard use too. With
+`--slice DIMENSION`: the judge runs' calibrations per stratum of that dimension and their stratified combination
+(mart_judge_calibrated_by_slice), each in words (slice_trust_note).
 
 Nothing is computed here: every number is a mart value, so the report and the SQL marts cannot disagree; and no
 measure name is written here: they are the registry's, so a metric given a trec_eval name there is reported.
@@ -25,7 +27,7 @@ import polars as pl
 
 from python_jobs.core.errors import InputError
 from python_jobs.marts.published import select
-from python_jobs.marts.trust import TRUST_COLUMNS, trust_note
+from python_jobs.marts.trust import SLICE_TRUST_COLUMNS, TRUST_COLUMNS, slice_trust_note, trust_note
 
 DEFAULT_TARGET = "dev"  # profiles.yml: DuckDB
 
@@ -113,3 +115,24 @@ def judged_means(run_id: str | None = None, target: str = DEFAULT_TARGET) -> pl.
         raise InputError(f"no judged means of run {run_id!r} in mart_judge_trust (not a judge run or an answer run "
                          "with one, or `finrag build` not run since)", field="run_id")
     return frame.with_columns(pl.Series("trust", [trust_note(r) for r in frame.iter_rows(named=True)], pl.String))
+
+
+def judged_means_by_slice(run_id: str | None, dimensions: Sequence[str],
+                          target: str = DEFAULT_TARGET) -> pl.DataFrame:
+    """mart_judge_calibrated_by_slice's rows of judged predictors (of one judge run, or of the judge runs over one
+    answer run) by the given slice dimensions - each stratum, then the strata combined - with `trust`: the row in
+    words (slice_trust_note)."""
+    marks = ", ".join("?" for _ in dimensions)
+    where, params = ("and (predictor_run_id = ? or answer_run_id = ?)", [run_id, run_id]) if run_id else ("", [])
+    frame = query_marts(
+        f"select {', '.join(SLICE_TRUST_COLUMNS)} from mart_judge_calibrated_by_slice "
+        f"where predictor_family = 'judged' and dimension in ({marks}) {where} "
+        "order by answer_run_id, predictor_run_id, predictor, label_set, human_metric, dimension, grain desc, value",
+        [*dimensions, *params], target)
+    if frame.is_empty():
+        raise InputError(f"no calibrated judged means by {', '.join(dimensions)}"
+                         + (f" of run {run_id!r}" if run_id else "")
+                         + " in mart_judge_calibrated_by_slice (no judge run calibrated against human labels: "
+                         "`finrag calibrate`, then `finrag build`)", field="slice")
+    return frame.with_columns(pl.Series("trust", [slice_trust_note(r) for r in frame.iter_rows(named=True)],
+                                        pl.String))

@@ -44,7 +44,16 @@ import pyarrow.parquet as pq
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake
 from python_jobs.sources.lines import jsonl_lines
-from python_jobs.sources.traces import Evaluation, RetrievedDoc, Trace, TraceOptions, TraceSummary, land_traces
+from python_jobs.sources.traces import (
+    Evaluation,
+    RetrievedDoc,
+    Trace,
+    TraceOptions,
+    TraceSummary,
+    answer_text,
+    land_traces,
+    question_text,
+)
 
 TABLES = ("observations_v2", "observations", "traces", "scores")
 SOURCES = {"ANNOTATION": "human", "EVAL": "llm", "API": "code"}
@@ -200,33 +209,6 @@ class Row:
             except json.JSONDecodeError:
                 return v
         return v
-
-
-def question_text(v: Any) -> str | None:
-    if isinstance(v, str):
-        return v or None
-    if isinstance(v, dict):
-        for k in ("question", "query", "input", "user_input"):
-            if isinstance(v.get(k), str):
-                return v[k]
-        if isinstance(v.get("messages"), list):
-            return question_text(v["messages"])
-    if isinstance(v, list):
-        users = [m.get("content") for m in v if isinstance(m, dict) and m.get("role") == "user"]
-        return users[-1] if users and isinstance(users[-1], str) else None
-    return None
-
-
-def answer_text(v: Any) -> str | None:
-    if isinstance(v, str):
-        return v
-    if isinstance(v, dict):
-        for k in ("content", "text", "output", "answer"):
-            if isinstance(v.get(k), str):
-                return v[k]
-    if isinstance(v, list) and v and isinstance(v[-1], dict):
-        return answer_text(v[-1])
-    return None
 
 
 def documents(r: Row, field: str) -> list[RetrievedDoc]:

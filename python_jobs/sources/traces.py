@@ -1,6 +1,7 @@
 """Production traces as the lake's own runs (SPEC §11): what every trace reader maps onto, and the one landing.
 
-The readers (one module per source: sources/otlp_traces.py, OTLP/JSON files with GenAI or OpenInference attributes)
+The readers (one module per source: sources/otlp_traces.py, OTLP/JSON files with GenAI or OpenInference attributes;
+sources/langfuse_exports.py, Langfuse's blob-storage exports; sources/mlflow_traces.py, an MLflow tracking store)
 turn what a tool wrote into `Trace` records, keyed on the GenAI semantic conventions' notions (the others are mapped
 onto them). A trace lands as:
 - a question: the user's input (question_id = the trace id, source imported, split `production`, in the partition
@@ -41,6 +42,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import polars as pl
 
@@ -433,6 +435,40 @@ def land_traces(lake: Lake, traces: Iterable[Trace], opts: TraceOptions, dry_run
     if frames and not dry_run:
         lake.land(frames)
     return summary
+
+
+def question_text(v: Any) -> str | None:
+    """The user's question in a recorded input: text, a JSON object's `question` / `query` / `input` /
+    `user_input` (or its `messages`), or a message list's last user message."""
+    if isinstance(v, str):
+        return v or None
+    if isinstance(v, dict):
+        for k in ("question", "query", "input", "user_input"):
+            if isinstance(v.get(k), str):
+                return v[k]
+        if isinstance(v.get("messages"), list):
+            return question_text(v["messages"])
+    if isinstance(v, list):
+        users = [m.get("content") for m in v if isinstance(m, dict) and m.get("role") == "user"]
+        return users[-1] if users and isinstance(users[-1], str) else None
+    return None
+
+
+def answer_text(v: Any) -> str | None:
+    """An LLM's recorded output as text: text, a JSON object's `content` / `text` / `output` / `answer`, a chat
+    completion's first choice (`choices[0].message`), or a message list's last message."""
+    if isinstance(v, str):
+        return v
+    if isinstance(v, dict):
+        for k in ("content", "text", "output", "answer"):
+            if isinstance(v.get(k), str):
+                return v[k]
+        choices = v.get("choices")
+        if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+            return answer_text(choices[0].get("message") or choices[0].get("text"))
+    if isinstance(v, list) and v and isinstance(v[-1], dict):
+        return answer_text(v[-1])
+    return None
 
 
 def trace_id_hex(raw: str, file: str, line: int | None, field: str, length: int = 32) -> str:

@@ -80,21 +80,33 @@ def _t_test(diffs: np.ndarray) -> np.ndarray:
     return 2.0 * stdtr(n - 1, -np.abs(t))
 
 
-def _bootstrap(diffs: np.ndarray, resamples: int, seed: int, level: float) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile bootstrap interval of the mean per column of diffs (n x m)."""
-    n, m = diffs.shape
-    rng = _generator(seed, n, 0)
+def resample_means(values: np.ndarray, resamples: int, seed: int, stream: int) -> np.ndarray:
+    """The means of `resamples` bootstrap resamples (with replacement, n of n) of each column of values (n x m), as
+    an m x resamples matrix; the draws come from the generator (seed, n, stream), so columns of the same n share
+    them (python_jobs/stats/unpaired_tests.py resamples each run's sample on a stream of its own)."""
+    n, m = values.shape
+    rng = _generator(seed, n, stream)
     means = np.empty((m, resamples))  # one row of resample means per comparison
     done = 0
     for rows in _blocks(resamples, n):
         picks = rng.integers(0, n, size=(rows, n))
         # how often each question is drawn in each resample: the resample mean is d @ counts / n
         counts = np.bincount((picks + (np.arange(rows) * n)[:, None]).ravel(), minlength=rows * n)
-        means[:, done:done + rows] = diffs.T @ counts.reshape(rows, n).T.astype(np.float64) / n
+        means[:, done:done + rows] = values.T @ counts.reshape(rows, n).T.astype(np.float64) / n
         done += rows
+    return means
+
+
+def percentile_interval(means: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """The (1 - level) / 2 and (1 + level) / 2 quantiles of each row of resample statistics (m x resamples)."""
     alpha = 1.0 - level
     low, high = np.quantile(means, [alpha / 2, 1 - alpha / 2], axis=1)  # numpy's default (linear) definition
     return low, high
+
+
+def _bootstrap(diffs: np.ndarray, resamples: int, seed: int, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile bootstrap interval of the mean per column of diffs (n x m)."""
+    return percentile_interval(resample_means(diffs, resamples, seed, 0), level)
 
 
 def _sign_flip(diffs: np.ndarray, sign_flips: int, seed: int) -> tuple[np.ndarray, bool]:

@@ -234,6 +234,10 @@ def rules_macros() -> list[tuple[str, str, str, str]]:
         ("calibration_methods", "", "{{ return(" + repr(methods) + ") }}",
          "Every calibration method, each {name, label, lambda, columns, reported} (lambda 'estimated', a number or "
          f"none). {d['calibration_methods']}"),
+        ("comparison_test_name", "which",
+         "{{ return(" + repr({"paired": RULES.paired_test, "unpaired": RULES.unpaired_test}) + "[which]) }}",
+         "The name of the paired or the unpaired test (which: 'paired' or 'unpaired'), as fct_run_comparisons."
+         f"stat_test says it; the registered function comparison_test chooses one. {d['run_comparison_tests']}"),
     ]
 
 
@@ -250,7 +254,8 @@ def rules_yml() -> dict[str, object]:
         entry: dict[str, object] = {"name": name, "description": description}
         if args:
             entry["arguments"] = [{"name": a.strip(), "type": "string",
-                                   "description": "a SQL expression" if name != "rule_label" else "its name"}
+                                   "description": "its name" if name in ("rule_label", "comparison_test_name")
+                                   else "a SQL expression"}
                                   for a in args.split(",")]
         macros.append(entry)
     return {"version": 2, "macros": macros}

@@ -11,7 +11,7 @@ from typing import Any
 from dbt.adapters.duckdb.plugins import BasePlugin
 
 from python_jobs.core.lake import Lake
-from python_jobs.stats import paired_tests, sql_functions, student_t
+from python_jobs.stats import paired_tests, sql_functions, student_t, unpaired_tests
 from python_jobs.stats.text_metrics import register_duckdb_functions, register_duckdb_macros
 from python_jobs.warehouse import publishing
 
@@ -29,6 +29,8 @@ class Plugin(BasePlugin):
         register_duckdb_functions(conn)
         # paired_tests: the run comparison's bootstrap interval, paired t-test and randomization test
         paired_tests.register_duckdb_functions(conn)
+        # welch_tests, comparison_test: the unpaired comparison of runs that share no questions, and which test
+        unpaired_tests.register_duckdb_functions(conn)
         # student_t_quantile: the t-intervals of mart_sweep_parameter_effects
         student_t.register_duckdb_functions(conn)
         # sql_function_version: what the registered functions compute with (the models' run versions include it)

@@ -112,10 +112,11 @@ def create_lake_views(spark: Any, home: Path) -> None:
 
 
 def register_functions(spark: Any) -> None:
-    from python_jobs.stats import paired_tests, sql_functions, student_t, text_metrics
+    from python_jobs.stats import paired_tests, sql_functions, student_t, text_metrics, unpaired_tests
 
     text_metrics.register_spark_functions(spark)
     paired_tests.register_spark_functions(spark)
+    unpaired_tests.register_spark_functions(spark)
     student_t.register_spark_functions(spark)
     sql_functions.register_spark_version_function(spark)
 

@@ -16,7 +16,7 @@ PRODUCING = {"ingest financebench", "ingest beir", "ingest trec-qrels", "ingest 
              "ingest financebench-answers", "chunk", "index", "retrieve", "answer", "import-answers", "judge",
              "import-human-labels", "generate-qa", "import-inspection", "train-page-scorer", "train-reranker", "sweep",
              "ingest ragas", "ingest deepeval", "calibrate", "ingest traces-otlp", "ingest traces-langfuse",
-             "label-next"}
+             "ingest traces-mlflow", "ingest traces-phoenix", "label-next"}
 
 
 def every_verb() -> dict[str, click.Command]:

@@ -138,3 +138,21 @@ def test_the_run_pickers_label_says_version_and_window(built: dict) -> None:
                                    f"+24h over [retrieve · full · k=3 · all splits]")
         assert judge["label"] == f"judge Correctness of [{answer['label']}]"
         assert (answer["app_version"], judge["app_version"]) == (version, version)
+
+
+def test_the_dashboard_shows_production_runs_with_version_and_window(built: dict,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The leaderboard (Streamlit's AppTest) offers the production runs' judged means in its run picker, beside the
+    benchmark runs, by their labels: version and window in each."""
+    from streamlit.testing.v1 import AppTest
+
+    from support.paths import PROJECT
+
+    monkeypatch.setenv("FINRAG_HOME", str(built["home"]))
+    at = AppTest.from_file(str(PROJECT / "dashboards" / "views" / "leaderboard.py"), default_timeout=120)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    offered = {option for picker in at.multiselect for option in picker.options}
+    for version in VERSIONS:
+        shown = [o for o in offered if f"version {version} · window 2026-11-02 00h +24h" in o]
+        assert shown, (version, sorted(offered))

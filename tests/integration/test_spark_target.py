@@ -131,7 +131,8 @@ def test_every_table_is_equal_on_duckdb_and_spark(spark_home: dict) -> None:
             "mart_drilldown_results", "mart_drilldown_first_gold_ranks", "mart_drilldown_answers",
             "mart_drilldown_prompt_chunks", "mart_sweep_runs",
             "mart_sweep_parameter_effects", "fct_judge_answer_scores", "mart_judge_reliability",
-            "fct_judge_calibration_pairs", "mart_judge_calibrated", "mart_judge_trust"} <= filled
+            "fct_judge_calibration_pairs", "mart_judge_calibrated", "mart_judge_trust",
+            "mart_judge_calibrated_by_slice"} <= filled
     assert compare_warehouses(home) == {}
 
 

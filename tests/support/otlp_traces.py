@@ -82,6 +82,39 @@ def write_lines(path: Path, messages: list) -> Path:
     return path
 
 
+def openinference_rag(tracer, root, start: int, question: str, docs: list[tuple[str, float, str]], answer: str,
+                      prompt_tokens: int, completion_tokens: int, latency_ns: int):
+    """One RAG request in OpenInference's conventions under `root` (started at `start`, ns): the root's CHAIN kind
+    and input, a RETRIEVER span with the documents, an LLM span with model, tokens, messages and output; returns the
+    LLM span (ended)."""
+    root.set_attribute(SpanAttributes.OPENINFERENCE_SPAN_KIND, OpenInferenceSpanKindValues.CHAIN.value)
+    root.set_attribute(SpanAttributes.INPUT_VALUE, question)
+    with tracer.start_as_current_span("retrieve", start_time=start + 10**6, end_on_exit=False) as ret:
+        ret.set_attribute(SpanAttributes.OPENINFERENCE_SPAN_KIND, OpenInferenceSpanKindValues.RETRIEVER.value)
+        ret.set_attribute(SpanAttributes.INPUT_VALUE, question)
+        for k, (d, sc, c) in enumerate(docs):
+            p = f"{SpanAttributes.RETRIEVAL_DOCUMENTS}.{k}."
+            ret.set_attribute(p + DocumentAttributes.DOCUMENT_ID, d)
+            ret.set_attribute(p + DocumentAttributes.DOCUMENT_SCORE, sc)
+            ret.set_attribute(p + DocumentAttributes.DOCUMENT_CONTENT, c)
+        ret.end(end_time=start + 50 * 10**6)
+    with tracer.start_as_current_span("llm", start_time=start + 60 * 10**6, end_on_exit=False) as llm:
+        llm.set_attribute(SpanAttributes.OPENINFERENCE_SPAN_KIND, OpenInferenceSpanKindValues.LLM.value)
+        llm.set_attribute(SpanAttributes.LLM_MODEL_NAME, MODEL)
+        llm.set_attribute(SpanAttributes.LLM_TOKEN_COUNT_PROMPT, prompt_tokens)
+        llm.set_attribute(SpanAttributes.LLM_TOKEN_COUNT_COMPLETION, completion_tokens)
+        for k, (role, content) in enumerate([("system", "Answer from the passages."), ("user", question)]):
+            p = f"{SpanAttributes.LLM_INPUT_MESSAGES}.{k}."
+            llm.set_attribute(p + MessageAttributes.MESSAGE_ROLE, role)
+            llm.set_attribute(p + MessageAttributes.MESSAGE_CONTENT, content)
+        p = f"{SpanAttributes.LLM_OUTPUT_MESSAGES}.0."
+        llm.set_attribute(p + MessageAttributes.MESSAGE_ROLE, "assistant")
+        llm.set_attribute(p + MessageAttributes.MESSAGE_CONTENT, answer)
+        llm.set_attribute(SpanAttributes.OUTPUT_VALUE, answer)
+        llm.end(end_time=start + 60 * 10**6 + latency_ns)
+    return llm
+
+
 def make_traces(out: Path, n_per_version: int = 30, labelled: int = 12, repeated: int = 6, seed: int = 7,
                 batch: int = 64, spacing_ms: int = 997_000) -> tuple[list[Path], list[Sent]]:
     """Traces of versions 1.0 and 2.0 (n_per_version each, `spacing_ms` apart, within 2026-11-02 UTC) in
@@ -139,35 +172,7 @@ def make_traces(out: Path, n_per_version: int = 30, labelled: int = 12, repeated
                               "finish_reason": "stop"}]))
                         llm.end(end_time=start + 60 * 10**6 + latency_ns)
                 else:
-                    root.set_attribute(SpanAttributes.OPENINFERENCE_SPAN_KIND, OpenInferenceSpanKindValues.CHAIN.value)
-                    root.set_attribute(SpanAttributes.INPUT_VALUE, question)
-                    with tracer.start_as_current_span("retrieve", start_time=start + 10**6,
-                                                      end_on_exit=False) as ret:
-                        ret.set_attribute(SpanAttributes.OPENINFERENCE_SPAN_KIND,
-                                          OpenInferenceSpanKindValues.RETRIEVER.value)
-                        ret.set_attribute(SpanAttributes.INPUT_VALUE, question)
-                        for k, (d, sc, c) in enumerate(docs):
-                            p = f"{SpanAttributes.RETRIEVAL_DOCUMENTS}.{k}."
-                            ret.set_attribute(p + DocumentAttributes.DOCUMENT_ID, d)
-                            ret.set_attribute(p + DocumentAttributes.DOCUMENT_SCORE, sc)
-                            ret.set_attribute(p + DocumentAttributes.DOCUMENT_CONTENT, c)
-                        ret.end(end_time=start + 50 * 10**6)
-                    with tracer.start_as_current_span("llm", start_time=start + 60 * 10**6,
-                                                      end_on_exit=False) as llm:
-                        llm.set_attribute(SpanAttributes.OPENINFERENCE_SPAN_KIND, OpenInferenceSpanKindValues.LLM.value)
-                        llm.set_attribute(SpanAttributes.LLM_MODEL_NAME, MODEL)
-                        llm.set_attribute(SpanAttributes.LLM_TOKEN_COUNT_PROMPT, pt)
-                        llm.set_attribute(SpanAttributes.LLM_TOKEN_COUNT_COMPLETION, ct)
-                        for k, (role, content) in enumerate([("system", "Answer from the passages."),
-                                                             ("user", question)]):
-                            p = f"{SpanAttributes.LLM_INPUT_MESSAGES}.{k}."
-                            llm.set_attribute(p + MessageAttributes.MESSAGE_ROLE, role)
-                            llm.set_attribute(p + MessageAttributes.MESSAGE_CONTENT, content)
-                        p = f"{SpanAttributes.LLM_OUTPUT_MESSAGES}.0."
-                        llm.set_attribute(p + MessageAttributes.MESSAGE_ROLE, "assistant")
-                        llm.set_attribute(p + MessageAttributes.MESSAGE_CONTENT, answer)
-                        llm.set_attribute(SpanAttributes.OUTPUT_VALUE, answer)
-                        llm.end(end_time=start + 60 * 10**6 + latency_ns)
+                    llm = openinference_rag(tracer, root, start, question, docs, answer, pt, ct, latency_ns)
                 root.end(end_time=start + 80 * 10**6 + latency_ns)
             s.trace_id = format(root.get_span_context().trace_id, "032x")
             evals = [("LLM", s.judge[0], start + 90 * 10**6)]

@@ -1,6 +1,7 @@
 """One home for the production-trace sources' integration tests, built once per session (support/shared_home.py):
-the OTLP files the real OpenTelemetry SDK recorded (support/otlp_traces.py) and a Langfuse export
-(support/langfuse_exports.py) each landed with a dry run first and a re-ingest after, each source's human label set
+the OTLP files the real OpenTelemetry SDK recorded (support/otlp_traces.py), a Langfuse export
+(support/langfuse_exports.py) and an MLflow tracking store the real MLflow SDK wrote (support/mlflow_traces.py) each
+landed with a dry run first and a re-ingest after, each source's human label set
 calibrated against its LLM judge's metric, then one `finrag build` (models only). And the checks every source's
 test makes of the marts against the reference implementations (ppi_py, sklearn, krippendorff), from what was sent.
 """
@@ -13,12 +14,15 @@ from pathlib import Path
 
 import krippendorff
 import numpy as np
+import polars as pl
 import pytest
 from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
 from sklearn.metrics import cohen_kappa_score
 
+from python_jobs.core.lake import Lake
 from support.cli import MODELS_ONLY, run_finrag
 from support.langfuse_exports import make_export
+from support.mlflow_traces import EXPERIMENT, make_store
 from support.otlp_traces import make_traces
 from support.shared_home import shared_home
 
@@ -48,10 +52,17 @@ def _build(home: Path) -> dict:
     (inputs / "otlp").mkdir(parents=True)
     otlp_files, otlp_sent = make_traces(inputs / "otlp")
     langfuse_dir, langfuse_sent = make_export(inputs / "langfuse")
+    (inputs / "mlflow").mkdir()
+    mlflow_uri, mlflow_sent = make_store(inputs / "mlflow")
+    store = inputs / "mlflow" / "mlflow.db"
+    store_before = store.read_bytes()
     facts = {"otlp": _land(home, ["traces-otlp", *map(str, otlp_files)]) | {"sent": [asdict(s) for s in otlp_sent]},
              "langfuse": _land(home, ["traces-langfuse", str(langfuse_dir)])
-             | {"sent": [asdict(s) for s in langfuse_sent]}}
-    for tool in ("otlp", "langfuse"):
+             | {"sent": [asdict(s) for s in langfuse_sent]},
+             "mlflow": _land(home, ["traces-mlflow", "--tracking-uri", mlflow_uri, "--experiment", EXPERIMENT])
+             | {"sent": [asdict(s) for s in mlflow_sent], "tracking_uri": mlflow_uri,
+                "store_unchanged": store.read_bytes() == store_before}}
+    for tool in ("otlp", "langfuse", "mlflow"):
         metric = f"{tool}_correctness"
         run_finrag(home, "calibrate", "--label-set", f"production_{tool}_human", "--human-metric", metric,
                    "--predictor", metric)
@@ -70,6 +81,31 @@ def sql(home: Path, query: str) -> list[dict]:
 def run_of(runs: list[str], version: str) -> str:
     (run,) = [r for r in runs if f"-{version}-" in r]
     return run
+
+
+def check_questions_results_answers(home: Path, run: str, sent: list[dict]) -> dict[str, dict]:
+    """The production run's questions, retrieval results (ranked as sent) and answers (text, tokens, latency,
+    passages) equal what its traces sent; returns the answers by trace id."""
+    lake = Lake(home)
+    by_trace = {s["trace_id"]: s for s in sent}
+    questions = lake.read("questions", where={"load_id": f"production.{run}"})
+    assert dict(zip(questions["trace_id"], questions["question"], strict=True)) == {
+        t: s["question"] for t, s in by_trace.items()}
+    results = lake.read("retrieval_results", where={"run_id": f"{run}-retrieval"})
+    assert results.height == sum(len(s["docs"]) for s in sent)
+    for t, s in by_trace.items():
+        r = results.filter(pl.col("trace_id") == t).sort("rank")
+        assert list(zip(r["doc_id"], r["score"], strict=True)) == [(d, sc) for d, sc, _ in s["docs"]]
+        assert r["span_id"].n_unique() == 1 and len(r["span_id"][0]) == 16
+    answers = {a["trace_id"]: a for a in lake.read("answers", where={"run_id": run}).iter_rows(named=True)}
+    assert answers.keys() == by_trace.keys()
+    for t, s in by_trace.items():
+        a = answers[t]
+        assert (a["answer"], a["prompt_tokens"], a["completion_tokens"]) == (
+            s["answer"], s["prompt_tokens"], s["completion_tokens"])
+        assert a["latency_ms"] == pytest.approx(s["latency_ms"])
+        assert [p["text"] for p in json.loads(a["passages"])] == [c for _, _, c in s["docs"]]
+    return answers
 
 
 def check_calibration(home: Path, label_set: str, metric: str, run: str, sent: list[dict]) -> None:

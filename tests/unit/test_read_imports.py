@@ -11,7 +11,7 @@ import sys
 from support.paths import PROJECT
 
 HEAVY = ("great_expectations", "torch", "lancedb", "dbt", "sentence_transformers", "transformers", "pyspark",
-         "streamlit")
+         "streamlit", "phoenix")  # phoenix: the Phoenix client (httpx, OpenTelemetry), the traces-phoenix verb's alone
 READ_VERBS = ("sql", "report", "compare", "gate", "ls")
 # what the read verbs call when they run (imported inside functions too): the readers of the published marts
 READ_LIBRARY = ("python_jobs.marts.published", "python_jobs.marts.queries", "python_jobs.marts.reports",

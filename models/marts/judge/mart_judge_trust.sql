@@ -11,11 +11,10 @@
 -- A judged mean with several calibrations (several label sets) has a row for each; one without any has one row,
 -- its calibration columns null.
 -- The method reported and its fallback are the rules' calibration_methods (python_jobs/core/rules.yml): the one marked
--- `reported` (PPI++) where it has a mean, else the human labels alone.
+-- `reported` (PPI++) where it has a mean, else the human labels alone (reported_calibration,
+-- macros/calibration/ppi.sql: the rule mart_judge_calibrated_by_slice reports per slice too).
 
-{%- set methods = calibration_methods() %}
-{%- set reported = methods | selectattr('reported') | first %}
-{%- set human_only = methods | selectattr('lambda', 'none') | first %}
+{%- set human_only = calibration_methods() | selectattr('lambda', 'none') | first %}
 
 with leaderboard as (
 
@@ -44,16 +43,10 @@ calibrations as (
         n_labelled,
         n_unlabelled,
         ppi_lambda,
-        {%- set best, human = reported['columns'], human_only['columns'] %}
-        coalesce({{ best }}_mean, {{ human }}_mean) as calibrated_mean,
-        case when {{ best }}_mean is not null then {{ best }}_lower else {{ human }}_lower end as calibrated_lower,
-        case when {{ best }}_mean is not null then {{ best }}_upper else {{ human }}_upper end as calibrated_upper,
-        case
-            when {{ best }}_mean is not null then '{{ reported["name"] }}' else '{{ human_only["name"] }}'
-        end as calibration_method
+        {{ reported_calibration() }}
     from {{ ref('mart_judge_calibrated') }}
     where predictor_family = 'judged'
-        and {{ human }}_mean is not null
+        and {{ human_only['columns'] }}_mean is not null
 
 ),
 

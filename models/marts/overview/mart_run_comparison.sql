@@ -4,13 +4,16 @@
 -- wins and losses swapped in the other order. Beside the statistics:
 -- - role: why the row is here - 'best' (run_a is the family's best: the row says how far run_b is from it),
 --   'baseline' (run_a is a declared baseline), 'pair' (a pair of a small group, or named);
--- - p_holm: the randomization p Holm-adjusted over the family's comparisons of the same role - every run against the
+-- - p_holm: the randomization p (a comparison's Welch t p where the runs are compared unpaired, stat_test 'welch_t':
+--   it has no randomization p) Holm-adjusted over the family's comparisons of the same role - every run against the
 --   best, every run against one baseline, or every pair of the group - so a sweep of a hundred runs keeps its
 --   family-wise error at the level asked;
 -- - p_tukey: Tukey's HSD p of the pair within its family of runs (scipy.stats.tukey_hsd, as ranx's compare(
 --   stat_test="tukey") computes it: each run's own mean and questions, the family's pooled variance,
 --   mart_run_families), which controls the family-wise error over all pairs at once; tied_with_best: a 'best' row
 --   whose p_tukey is above var run_comparison_alpha.
+
+{%- set HOLM_P = 'coalesce(p_randomization, p_ttest)' %}
 
 with comparisons as (
 
@@ -69,7 +72,10 @@ both_ways as (
         metric,
         granularity,
         k,
+        stat_test,
         n_questions,
+        n_a,
+        n_b,
         mean_a,
         mean_b,
         delta,
@@ -102,7 +108,10 @@ both_ways as (
         metric,
         granularity,
         k,
+        stat_test,
         n_questions,
+        n_b as n_a,
+        n_a as n_b,
         mean_b as mean_a,
         mean_a as mean_b,
         -- 0 - x, not -x: no negative zero
@@ -146,6 +155,7 @@ holm_reference as (
         keys=['pair_key', 'role', 'run_a'],
         family=['dataset', 'run_kind', 'metric', 'granularity', 'k', 'role', 'run_a'],
         tie_break=['run_b'],
+        p=HOLM_P,
         where="role in ('best', 'baseline')",
     ) }}
 
@@ -159,6 +169,7 @@ holm_pairs as (
         keys=['pair_key'],
         family=['dataset', 'run_kind', 'metric', 'granularity', 'k'],
         tie_break=['run_a', 'run_b'],
+        p=HOLM_P,
         where='is_group_pair and is_canonical',
     ) }}
 
@@ -200,7 +211,10 @@ final as (
         metrics.higher_is_better,
         metrics.display_order as metric_display_order,
         roled.role,
+        roled.stat_test,
         roled.n_questions,
+        roled.n_a,
+        roled.n_b,
         roled.mean_a,
         roled.mean_b,
         roled.delta,

@@ -5,7 +5,8 @@
 -- every run compared with the best, Tukey's HSD p, and tied_with_best - the runs Tukey's HSD (family-wise error over
 -- all pairs, at var run_comparison_alpha) cannot tell from the best; the best run itself is tied with itself. The
 -- best is never an oracle bound (mart_run_families); bounds are listed, marked is_oracle_bound, with their
--- comparison against the best - how far above it the upper bound lies.
+-- comparison against the best - how far above it the upper bound lies. A run that shares no or too few questions
+-- with the best (another application version's traffic) is compared unpaired: stat_test says which test.
 
 with stats as (
 
@@ -59,6 +60,7 @@ final as (
         references_.best_mean,
         coalesce(stats.run_id = references_.best_run_id, false) as is_best,
         coalesce(runs.is_oracle_bound, false) as is_oracle_bound,
+        versus_best.stat_test,
         versus_best.n_questions as n_questions_shared,
         versus_best.delta as delta_vs_best,
         versus_best.ci_low,

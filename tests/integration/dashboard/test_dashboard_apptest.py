@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 from dashboards.ui import DEFAULT_TOP
 from support.dashboard_home import DashHome
 from support.paths import PROJECT
-from support.published import read_mart
+from support.published import read_mart, slice_calibration_texts
 
 PAGES_DIR = PROJECT / "dashboards" / "views"
 
@@ -575,8 +575,11 @@ def test_judged_answers(dash: DashHome, monkeypatch: pytest.MonkeyPatch) -> None
     shown = row_of(table(at, 0), metric="faithfulness")
     assert shown["alpha"] == fmt(noise["alpha"]) and shown["share_flipping"] == fmt(noise["share_flipping"])
     assert not at.exception and not at.warning
+    # ... and by question type (the dimension picked above) per type and combined (mart_judge_calibrated_by_slice)
+    by_slice = slice_calibration_texts(dash.home, dash.facts["landed_judge"], "question_type", "Correctness")
+    assert len(by_slice) == 3 and all(b["calibrated"] for b in by_slice)
     assert [s.value for s in at.success] == [
-        f"Correctness — mean {fmt(calibrated['mean'])}: {calibrated_text(calibrated)}"]
+        f"Correctness — mean {fmt(calibrated['mean'])}: {calibrated_text(calibrated)}", *[b["text"] for b in by_slice]]
     assert [i.value for i in at.info] == [f"Faithfulness — mean {fmt(uncalibrated['mean'])}: uncalibrated: no human "
                                           "labels say what it is worth"]
 

@@ -23,7 +23,7 @@ from dashboards.pages import PAGES
 from support.browser import SCREENSHOTS, Dashboard, open_page, open_paths, screenshot, wait_for_texts
 from support.cli import run_finrag
 from support.dashboard_home import BUILD_ARGS, DashHome
-from support.published import read_mart
+from support.published import read_mart, slice_calibration_texts
 
 
 def fmt(value: float) -> str:
@@ -288,15 +288,23 @@ def test_a_calibrated_mean_shows_its_calibration(dash: DashHome, browser: webdri
                                                  served: Dashboard) -> None:
     """The landed judge run's correctness, calibrated against the spot-check labels by PPI++ (12 labelled of 30):
     the judged page shows, in a success box beside its mean, the label set, method, n labelled of all, the
-    calibrated mean and its interval as the mart has them (and no warning)."""
+    calibrated mean and its interval as the mart has them (and no warning); by question type, a success box per
+    type and one for the types combined (stratified PPI++, mart_judge_calibrated_by_slice)."""
     f = dash.facts
     calibrated = trust(dash, f["landed_judge"], "correctness", "calibrated")
     assert (calibrated["calibration_method"], calibrated["n_labelled"], calibrated["n_unlabelled"]) == ("ppi++", 12, 18)
     expected = f"Correctness — mean {fmt(calibrated['mean'])}: {calibrated_text(calibrated)}"
     assert "(PPI++, 12 labelled of 30)" in expected
-    open_page(browser, f"{served.url}/judged?{urlencode({'judge_run': f['landed_judge']})}",
-              ["How far its means can be trusted", expected])
-    assert alerts(browser, "success") == [expected] and alerts(browser, "warning") == []
+    # by question type (the page's slice): PPI++ on each type's labelled answers, and the types combined
+    by_slice = slice_calibration_texts(dash.home, f["landed_judge"], "question_type", "Correctness")
+    assert [b["calibrated"] for b in by_slice] == [True, True, True]  # 7 and 5 of the 12 labels
+    stratified = by_slice[-1]["text"]
+    assert "stratified over question_type: calibrated against spot_check correctness (PPI++, 12 labelled of 30)" \
+        in stratified and stratified.endswith("; 2 of 2 strata, 100.0% of the answers")
+    params = urlencode({"judge_run": f["landed_judge"], "dimension": "question_type"})
+    open_page(browser, f"{served.url}/judged?{params}", ["How far its means can be trusted", expected, stratified])
+    assert alerts(browser, "success") == [expected, *[b["text"] for b in by_slice]]
+    assert alerts(browser, "warning") == []
     screenshot(browser, "trust_calibrated")
 
 

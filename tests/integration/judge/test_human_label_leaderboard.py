@@ -8,6 +8,10 @@ calibrate`), and is built once (`finrag build`, every model).
   the raw files; by question type the shares add up to the run's.
 - mart_judge_calibrated equals ppi_py (`ppi_mean_ci` with lambda estimated and lambda = 1, `classical_mean_ci`) to
   1e-9 for both predictors, numeric match and the judge's correctness, with the ends cut to the scale [0, 1].
+- mart_judge_calibrated_by_slice equals ppi_py on each stratum (FinanceBench's three question types, and the
+  document types and companies, where strata with fewer than 2 labels are reported and left out), and its
+  stratified mean is the strata's means weighted by their answers, with the variance sum w_h^2 se_h^2; `finrag report
+  --judged --slice question_type` says so per stratum.
 - a pairing naming an unknown label set, human metric or predictor is one clear error, and nothing lands."""
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import numpy as np
 import polars as pl
 import pytest
 from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
+from scipy.stats import norm
 
 from python_jobs.core.lake import Lake
 from support.cli import MODELS_ONLY, run_finrag
@@ -143,6 +148,113 @@ def test_calibrated_means_equal_ppi_py(built: dict) -> None:
     assert report["trust_state"] == state and report["calibrated_mean"] == cal_mean
     assert (f"calibrated against {SUBSET} correctness (PPI++, {N_LABELLED} labelled of 150): "
             f"{cal_mean:.4f} [{lo:.4f}, {hi:.4f}]") in report["trust"]
+
+
+def ends(interval: tuple) -> tuple[float, float]:
+    low, high = (float(np.ravel(end)[0]) for end in interval)
+    return low, high
+
+
+def cut(value: float) -> float:
+    return min(max(value, 0.0), 1.0)
+
+
+def stratum_reference(y: np.ndarray, yhat: np.ndarray, yhat_u: np.ndarray) -> dict[str, tuple[float, float]]:
+    """ppi_py on one stratum's data: each method's (mean, standard error), the error read off its uncut interval."""
+    z = norm.ppf(1 - ALPHA / 2)
+    human_low, human_high = ends(classical_mean_ci(y, alpha=ALPHA))
+    out = {"human": (float(y.mean()), (human_high - human_low) / (2 * z))}
+    if len(yhat_u):
+        # a predictor without variation: lambda 0 (ppi_py divides by zero there; the mart's documented choice)
+        lam = 0.0 if np.ptp(np.r_[yhat, yhat_u]) == 0 else None
+        for name, method_lam in (("ppi", lam), ("ppi_classic", 1)):
+            low, high = ends(ppi_mean_ci(y, yhat, yhat_u, alpha=ALPHA, lam=method_lam))
+            point = float(ppi_mean_pointestimate(y, yhat, yhat_u, lam=method_lam)[0])
+            out[name] = (point, (high - low) / (2 * z))
+    return out
+
+
+def test_calibrated_means_by_slice_equal_ppi_py_per_stratum_and_combine_by_weight(built: dict,
+                                                                                  shared_data: Path) -> None:
+    wh, raw, labelled = built["home"], built["raw"], set(built["labelled"])
+    z = norm.ppf(1 - ALPHA / 2)
+    source = [json.loads(line) for line in (shared_data / "financebench" / "data"
+                                            / "financebench_open_source.jsonl").open()]
+    numeric = dict(warehouse_query(wh, f"""select question_id, numeric_match from fct_generation_question_scores
+        where run_id = '{CONFIG}' and numeric_match is not null"""))
+    predictors = {"numeric_match": numeric,
+                  "correctness": {q: normalised(s) for q, s in built["judged"].items()}}
+    columns = ("value", "grain", "n_labelled", "n_unlabelled", "n_strata", "n_strata_excluded", "share", "weight",
+               "not_calibrated_reason", "calibration_method", "calibrated_mean", "human_mean", "human_lower",
+               "human_upper", "ppi_mean", "ppi_lower", "ppi_upper", "ppi_classic_mean", "ppi_classic_lower",
+               "ppi_classic_upper")
+    checked = {"excluded": 0, "strata": 0}
+    for dimension in ("question_type", "doc_type", "company"):
+        values = {q: v for q, v in warehouse_query(wh, f"select question_id, {dimension} from dim_questions")
+                  if q in raw}
+        if dimension == "question_type":  # the strata are FinanceBench's own question types
+            assert values == {r["financebench_id"]: r["question_type"] for r in source}
+            assert sorted(Counter(values.values()).values()) == [50, 50, 50]
+        for name, scores in predictors.items():
+            rows = [dict(zip(columns, r, strict=True)) for r in warehouse_query(wh, f"""
+                select {', '.join(columns)} from mart_judge_calibrated_by_slice
+                where label_set = '{SUBSET}' and answer_run_id = '{CONFIG}' and predictor = '{name}'
+                    and dimension = '{dimension}'""")]
+            strata = {r["value"]: r for r in rows if r["grain"] == "stratum"}
+            (combined,) = [r for r in rows if r["grain"] == "stratified"]
+            assert set(strata) == {values[q] for q in scores if values[q] is not None}
+            included = {v for v, r in strata.items() if r["n_labelled"] >= 2}
+            n_included = sum(1 for q in scores if values[q] in included)
+            reference, weight = {}, {}
+            for value, row in strata.items():
+                lab = sorted(q for q in scores if values[q] == value and q in labelled)
+                unl = sorted(q for q in scores if values[q] == value and q not in labelled)
+                assert (row["n_labelled"], row["n_unlabelled"]) == (len(lab), len(unl))
+                assert row["share"] == pytest.approx((len(lab) + len(unl)) / len(scores), abs=1e-9)
+                if value not in included:  # reported, not calibrated, left out of the combination
+                    assert row["not_calibrated_reason"] == "fewer than 2 labelled answers"
+                    assert row["calibrated_mean"] is row["weight"] is row["ppi_mean"] is row["human_mean"] is None
+                    checked["excluded"] += 1
+                    continue
+                checked["strata"] += 1
+                weight[value] = (len(lab) + len(unl)) / n_included
+                assert row["weight"] == pytest.approx(weight[value], abs=1e-9)
+                y = np.array([normalised(raw[q]) for q in lab])
+                ref = reference[value] = stratum_reference(y, np.array([scores[q] for q in lab]),
+                                                           np.array([scores[q] for q in unl]))
+                for method, (point, se) in ref.items():
+                    assert row[f"{method}_mean"] == pytest.approx(point, abs=1e-9)
+                    assert [row[f"{method}_lower"], row[f"{method}_upper"]] == pytest.approx(
+                        [cut(point - z * se), cut(point + z * se)], abs=1e-9)
+                best = "ppi" if "ppi" in ref else "human"  # every answer of the stratum labelled: the human mean
+                assert row["calibrated_mean"] == row[f"{best}_mean"]
+            # the stratified mean: sum_h w_h theta_h, variance sum_h w_h^2 se_h^2, over the strata with 2 labels
+            assert (combined["n_strata"], combined["n_strata_excluded"]) == (len(strata), len(strata) - len(included))
+            assert combined["share"] == pytest.approx(n_included / len(scores), abs=1e-9)
+            for method in ("human", "ppi", "ppi_classic"):
+                parts = [(weight[v], *ref.get(method, ref["human"])) for v, ref in reference.items()]
+                point = sum(w * p for w, p, _ in parts)
+                se = sum(w * w * s * s for w, _, s in parts) ** 0.5
+                assert combined[f"{method}_mean"] == pytest.approx(point, abs=1e-9)
+                assert [combined[f"{method}_lower"], combined[f"{method}_upper"]] == pytest.approx(
+                    [cut(point - z * se), cut(point + z * se)], abs=1e-9)
+            assert combined["calibration_method"] == "ppi++" and combined["calibrated_mean"] == combined["ppi_mean"]
+    # the three question types are calibrated; the companies include strata under 2 labels
+    assert checked["strata"] >= 6 and checked["excluded"] >= 1
+
+    # `finrag report --judged --slice question_type`: the judge's correctness per question type, then combined
+    report = json.loads(run_finrag(wh, "report", "--judged", "--run-id", JUDGE_RUN, "--slice", "question_type",
+                                   "--format", "json").stdout)
+    ours = [r for r in report if r["label_set"] == SUBSET]
+    assert [r["grain"] for r in ours] == ["stratum", "stratum", "stratum", "stratified"]
+    combined = ours[-1]
+    assert combined["trust"] == (
+        f"stratified over question_type: calibrated against {SUBSET} correctness (PPI++, {N_LABELLED} labelled of "
+        f"150): {combined['calibrated_mean']:.4f} [{combined['calibrated_lower']:.4f}, "
+        f"{combined['calibrated_upper']:.4f}]; 3 of 3 strata, 100.0% of the answers")
+    assert all(r["trust"].startswith(f"question_type = {r['value']}: calibrated against") for r in ours[:-1])
+    proc = run_finrag(wh, "report", "--judged", "--slice", "topic_x_task", check=False)
+    assert proc.returncode != 0 and "field 'slice'" in proc.stderr and "not topic_x_task" in proc.stderr
 
 
 def test_a_bad_pairing_is_one_clear_error_and_lands_nothing(wh: Path) -> None:

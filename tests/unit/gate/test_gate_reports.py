@@ -142,7 +142,8 @@ def test_every_output_speaks_the_metrics_own_scale() -> None:
     want = expected_on_scale(r)
     assert r.rows["margin"].to_list() == pytest.approx([0.25 / 3] * 4)
     assert set(r.rows["verdict"]) == {"fail", "pass", "not tested"}
-    columns = ("verdict", "metric", "slice", "n", "baseline", "candidate", "delta", "interval", "margin", "p_holm")
+    columns = ("verdict", "metric", "slice", "test", "n", "baseline", "candidate", "delta", "interval", "margin",
+               "p_holm")
     # the table: columns two spaces apart at least
     lines = table(r).splitlines()
     assert "scores on each metric's own scale" in lines[0]
@@ -153,7 +154,7 @@ def test_every_output_speaks_the_metrics_own_scale() -> None:
     # the Markdown comment: the same table, and the regressed questions' scores on -1..2
     md = markdown(r).splitlines()
     cells = [line[2:-2].split(" | ") for line in md if line.startswith("| ") and "Correctness" in line]
-    rows_md, regressed_md = [c for c in cells if len(c) == 11], [c for c in cells if len(c) == 6]
+    rows_md, regressed_md = [c for c in cells if len(c) == 12], [c for c in cells if len(c) == 6]
     assert [c[2] for c in rows_md] == list(want) and len(regressed_md) == 3
     for c in rows_md:
         assert_printed(dict(zip(columns, c, strict=False)), want[c[2]])
@@ -162,7 +163,7 @@ def test_every_output_speaks_the_metrics_own_scale() -> None:
             [-1 + 3 * q["value_baseline"], -1 + 3 * q["value_candidate"], 3 * q["delta"]], abs=5.1e-5)
     # the JUnit XML, read back: the failure's message and the others' system-out carry the same numbers
     (suite,) = list(JUnitXml.fromstring(junit_xml(r).encode()))
-    pattern = (rf"delta {NUMBER} \(candidate {NUMBER} - baseline {NUMBER}\) on \d+ questions, interval "
+    pattern = (rf"delta {NUMBER} \(candidate {NUMBER} - baseline {NUMBER}\) on \d+ questions \(paired_t\), interval "
                rf"(\[{NUMBER}, {NUMBER}\]|\[-, -\]), margin {NUMBER} on the scale \[-1, 2\], adjusted p")
     seen = []
     for case in suite:
