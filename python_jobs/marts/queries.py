@@ -3,8 +3,8 @@
 A query is parsed before any connection opens: exactly one SELECT (WITH ... SELECT, UNION / INTERSECT / EXCEPT of
 selects) is accepted, anything else (COPY, CREATE, INSERT, ATTACH, PRAGMA, SET, several statements) is refused with a
 message. The analyst may write in another engine's dialect (`--dialect snowflake|bigquery|trino|postgres|spark`):
-sqlglot transpiles it to DuckDB's. A DuckDB query that names no writing keyword is checked by DuckDB's own parser
-alone: importing sqlglot costs more than the rest of a read, and the connection it runs on has nothing to write to.
+sqlglot transpiles it to DuckDB's. A DuckDB query is checked by DuckDB's own parser and parse tree (a write inside a
+WITH included): importing sqlglot costs more than the rest of a read.
 
 It runs on the published Parquet exports through the one opener every reader uses (python_jobs/marts/published.py),
 never on the DuckDB file: a query can never hold the lock `dbt build` needs, a build never makes a query fail, and a
@@ -14,7 +14,8 @@ exports directory.
 
 from __future__ import annotations
 
-import re
+import json
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import duckdb
@@ -27,29 +28,43 @@ if TYPE_CHECKING:
     from sqlglot import exp
 
 DIALECTS = ("duckdb", "spark", "trino", "postgres", "bigquery", "snowflake")
-# a word that can start a statement that writes or changes the session, anywhere in a query (DuckDB runs a DELETE
-# inside a WITH): its presence sends the query through sqlglot's full check
-WRITING_WORDS = re.compile(r"\b(insert|update|delete|merge|create|drop|alter|copy|into|pragma|set|reset|attach|detach|"
-                           r"use|truncate|install|load|call|export|import|checkpoint|vacuum|begin|commit|rollback)\b",
-                           re.IGNORECASE)
+
+
+def _writing_nodes(tree: object) -> Iterator[str]:
+    """The query nodes of DuckDB's parse tree that write (DELETE_QUERY_NODE, INSERT_QUERY_NODE, ...: every query node
+    but a select's, a set operation's and a CTE's), wherever they sit: DuckDB runs a DELETE inside a WITH."""
+    if isinstance(tree, dict):
+        kind = tree.get("type")
+        if isinstance(kind, str) and kind.endswith("_QUERY_NODE"):
+            yield kind.removesuffix("_QUERY_NODE")
+        for value in tree.values():
+            yield from _writing_nodes(value)
+    elif isinstance(tree, list):
+        for value in tree:
+            yield from _writing_nodes(value)
 
 
 def check_read_only(sql: str, dialect: str = "duckdb") -> None:
-    """InputError (field 'sql') unless `sql` is exactly one read-only statement. DuckDB's parser where the dialect is
-    DuckDB's and the query names no writing keyword; sqlglot's full check otherwise."""
-    if dialect == "duckdb" and not WRITING_WORDS.search(sql):
-        try:
-            statements = duckdb.extract_statements(sql)
-        except duckdb.ParserException as exc:
-            raise InputError(f"not valid duckdb SQL: {str(exc).splitlines()[0]}", field="sql") from None
-        if len(statements) != 1:
-            raise InputError(f"finrag sql is read-only and runs exactly one SELECT; got {len(statements)} statements",
-                             field="sql")
-        if statements[0].type != duckdb.StatementType.SELECT:
-            raise InputError("finrag sql is read-only: only SELECT (or WITH ... SELECT) is accepted, not "
-                             f"{statements[0].type.name}", field="sql")
+    """InputError (field 'sql') unless `sql` is exactly one read-only statement: DuckDB's own parser and parse tree
+    where the dialect is DuckDB's, sqlglot's check otherwise."""
+    if dialect != "duckdb":
+        read_only_statement(sql, dialect)
         return
-    read_only_statement(sql, dialect)
+    try:
+        statements = duckdb.extract_statements(sql)
+    except duckdb.ParserException as exc:
+        raise InputError(f"not valid duckdb SQL: {str(exc).splitlines()[0]}", field="sql") from None
+    if len(statements) != 1:
+        raise InputError(f"finrag sql is read-only and runs exactly one SELECT; got {len(statements)} statements",
+                         field="sql")
+    kind = statements[0].type.name
+    if kind == "SELECT":
+        with duckdb.connect(":memory:") as con:
+            tree = json.loads(con.execute("select json_serialize_sql(?)", [sql]).fetchall()[0][0])
+        kind = next(_writing_nodes(tree), "SELECT")
+    if kind != "SELECT":
+        raise InputError(f"finrag sql is read-only: only SELECT (or WITH ... SELECT) is accepted, not {kind}",
+                         field="sql")
 
 
 def read_only_statement(sql: str, dialect: str = "duckdb") -> exp.Expression:
