@@ -19,7 +19,6 @@ write them as a label file `finrag import-human-labels` reads back, and land the
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import json
 from pathlib import Path
@@ -30,7 +29,7 @@ import polars as pl
 from python_jobs.core.contracts import contract
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake
-from python_jobs.core.metrics import SEED, load_metrics
+from python_jobs.core.metrics import load_metrics
 from python_jobs.judge.calibration import predictor_families
 from python_jobs.labelling.design import inclusion_probabilities, systematic_sample, uncertainty
 
@@ -39,12 +38,13 @@ DEFAULT_THRESHOLD = 0.5  # a metric an external run declared has no pass thresho
 
 
 def pass_threshold(metric: str) -> float:
-    """The registry's pass threshold of a metric (seeds/metrics.csv), on the normalised scale."""
-    with open(SEED, newline="") as fh:
-        for row in csv.DictReader(fh):
-            if row["metric"] == metric and row["pass_threshold"]:
-                return float(row["pass_threshold"])
-    return DEFAULT_THRESHOLD
+    """The metric's pass threshold on the normalised scale, as the build published it (dim_metrics, from the metric
+    registry); DEFAULT_THRESHOLD for one without (a metric an external run declared)."""
+    from python_jobs.marts.published import select
+
+    found = select("select pass_threshold from dim_metrics where metric = ?", [metric])
+    value = found["pass_threshold"][0] if found.height else None
+    return DEFAULT_THRESHOLD if value is None else float(value)
 
 
 def predictor_scores(answer_run: str, predictor: str, family: str) -> pl.DataFrame:

@@ -61,7 +61,7 @@ def built(base: dict, tmp_path_factory: pytest.TempPathFactory) -> dict:
              "status": "ok"} for q, scores in judged.items() for i, s in enumerate(scores)],
             schema_overrides={"repeat": pl.Int32})),
     ])
-    run_finrag(home, "build", *MODELS_ONLY, "--select", "+fct_judge_scores")  # what label-next reads
+    run_finrag(home, "build", *MODELS_ONLY, "--select", "+fct_judge_scores +dim_metrics")  # what label-next reads
     folder = tmp_path_factory.mktemp("files")
     out = folder / "next.jsonl"
     args = ("label-next", "--answer-run", CONFIG, "--n", str(N), "--label-set", LABEL_SET, "--predictor",
