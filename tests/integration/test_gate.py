@@ -22,6 +22,7 @@ from support.answers_homes import questions_home
 from support.cli import run_finrag
 from support.paths import PROJECT, SHARED_DATA
 from support.shared_home import copy_home
+from support.trec_runs import write_trec_runs
 
 DATASET = "financebench"
 SLICE = "novel-generated"
@@ -53,11 +54,7 @@ def write_runs(directory: Path) -> dict[str, Path]:
         for name, ranking in (("base", base), ("same", base), ("regress", regress)):
             lines[name] += [f"{qid} Q0 {d} {i + 1} {10 - i} {name}" for i, d in enumerate(ranking)]
     assert moved == 10
-    out = {}
-    for name, text in lines.items():
-        out[name] = directory / f"{name}.trec"
-        out[name].write_text("\n".join(text) + "\n")
-    return out
+    return write_trec_runs(directory, lines)
 
 
 @pytest.fixture(scope="module")

@@ -23,6 +23,7 @@ from support.traces_home import (
     check_costs,
     check_reliability,
     run_of,
+    sent_of,
     traces_home,
 )
 
@@ -35,10 +36,6 @@ VERSIONS = ("1.0", "2.0")
 def built(tmp_path_factory: pytest.TempPathFactory) -> dict:
     home, facts = traces_home(tmp_path_factory)
     return {"home": home, **facts["langfuse"]}
-
-
-def sent_of(built: dict, version: str) -> list[dict]:
-    return [s for s in built["sent"] if s["version"] == version]
 
 
 def test_dry_run_lands_nothing_and_a_reingest_changes_nothing(built: dict) -> None:

@@ -26,6 +26,7 @@ from support.traces_home import (
     check_costs,
     check_reliability,
     run_of,
+    sent_of,
     traces_home,
 )
 
@@ -40,10 +41,6 @@ VERSIONS = ("1.0", "2.0")
 def built(tmp_path_factory: pytest.TempPathFactory) -> dict:
     home, facts = traces_home(tmp_path_factory)
     return {"home": home, **facts["mlflow"]}
-
-
-def sent_of(built: dict, version: str) -> list[dict]:
-    return [s for s in built["sent"] if s["version"] == version]
 
 
 def test_the_store_is_the_sdks_and_the_ingest_only_reads_it(built: dict) -> None:

@@ -26,6 +26,7 @@ from support.traces_home import (
     check_costs,
     check_reliability,
     run_of,
+    sent_of,
     sql,
     traces_home,
 )
@@ -39,10 +40,6 @@ VERSIONS = ("1.0", "2.0")
 def built(tmp_path_factory: pytest.TempPathFactory) -> dict:
     home, facts = traces_home(tmp_path_factory)
     return {"home": home, **facts["otlp"]}
-
-
-def sent_of(built: dict, version: str) -> list[dict]:
-    return [s for s in built["sent"] if s["version"] == version]
 
 
 def test_dry_run_says_what_would_land_and_lands_nothing(built: dict) -> None:

@@ -32,6 +32,7 @@ from support.answers_homes import questions_home
 from support.cli import MODELS_ONLY, dbt_build, run_finrag
 from support.paths import SHARED_DATA
 from support.shared_home import copy_home
+from support.trec_runs import write_trec_runs
 from support.warehouse import run_comparison_settings, warehouse_query
 
 DATASET = "financebench"
@@ -66,11 +67,7 @@ def write_runs(directory: Path) -> dict[str, Path]:
                     "version_b_regress": ranked["regress"] if i % 2 == 0 else ranked["policy"]}
         for name, ranking in runs.items():
             lines[name] += [f"{qid} Q0 {d} {j + 1} {10 - j} {name}" for j, d in enumerate(ranking)]
-    out = {}
-    for name, text in lines.items():
-        out[name] = directory / f"{name}.trec"
-        out[name].write_text("\n".join(text) + "\n")
-    return out
+    return write_trec_runs(directory, lines)
 
 
 @pytest.fixture(scope="module")

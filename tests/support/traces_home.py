@@ -78,6 +78,11 @@ def sql(home: Path, query: str) -> list[dict]:
     return json.loads(run_finrag(home, "sql", query, "--format", "json").stdout)
 
 
+def sent_of(built: dict, version: str) -> list[dict]:
+    """What a source's test sent of one application version (built["sent"]: one record per trace)."""
+    return [s for s in built["sent"] if s["version"] == version]
+
+
 def run_of(runs: list[str], version: str) -> str:
     (run,) = [r for r in runs if f"-{version}-" in r]
     return run
