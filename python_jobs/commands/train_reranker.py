@@ -49,6 +49,15 @@ DEFAULTS = RerankerTrainingConfig(dataset="")
               help="Word pieces of a (question, passage) pair the model reads (the rest is cut).")
 @click.option("--doc-label/--no-doc-label", default=DEFAULTS.doc_label, show_default=True,
               help="Pages: put the document's company, type and period in front of each page's text.")
+@click.option("--page-windows/--whole-pages", default=DEFAULTS.page_windows, show_default=True,
+              help="Pages: read each page as overlapping windows of --max-length word pieces (question and label "
+                   "included); train on the window holding the evidence text against hard-negative pages' windows, "
+                   "score a page by its best window (MaxP).")
+@click.option("--window-stride", type=float, default=DEFAULTS.window_stride, show_default=True,
+              help="Page windows: the step from one window to the next, as a share of a window (0.5: half overlap).")
+@click.option("--negative-windows", type=int, default=DEFAULTS.negative_windows, show_default=True,
+              help="Page windows: windows of each hard-negative page trained on (those sharing the most words with "
+                   "the question).")
 @click.option("--fusion-top-n", type=int, default=DEFAULTS.fusion_top_n, show_default=True,
               help="How many of the first stage's top candidates each fold's fusion weight (for `retrieve "
                    "--rerank-fusion trained`) is chosen over: by default as many as the rerank stage reads at k = 5.")
@@ -58,12 +67,14 @@ DEFAULTS = RerankerTrainingConfig(dataset="")
 def command(dataset: str, passage: str, first_stage: str | None, negatives: int, negatives_depth: int,
             chunker_id: str | None, folds: int, base_model: str, head_only: bool, epochs: int, seed: int,
             batch_size: int, learning_rate: float, warmup_ratio: float, max_length: int, doc_label: bool,
-            fusion_top_n: int, fusion_k: int, training_id: str | None) -> Produced:
+            page_windows: bool, window_stride: float, negative_windows: int, fusion_top_n: int, fusion_k: int,
+            training_id: str | None) -> Produced:
     """Fine-tune a cross-encoder reranker per document-level fold; land model_trainings."""
     cfg = RerankerTrainingConfig(
         dataset=dataset, base_model=base_model, folds=folds, epochs=epochs, seed=seed, batch_size=batch_size,
         learning_rate=learning_rate, warmup_ratio=warmup_ratio, passage=passage, first_stage=first_stage,
         negatives=negatives, negatives_depth=negatives_depth, chunker_id=chunker_id, head_only=head_only,
-        max_length=max_length, doc_label=doc_label, fusion_top_n=fusion_top_n, fusion_k=fusion_k)
+        max_length=max_length, doc_label=doc_label, fusion_top_n=fusion_top_n, fusion_k=fusion_k,
+        page_windows=page_windows, window_stride=window_stride, negative_windows=negative_windows)
     out = train_reranker(Lake(), cfg, training_id)
     return str(out["training_id"]), out

@@ -3,8 +3,10 @@
 The cache holds one score per (model, question text, passage text) in `<home>/models/reranker_scores.sqlite`:
 a model is its canonical name (the `flag:` prefix included: each backend keeps its own scores) and, for a local
 directory, a fingerprint of its files (name, size, modification time), so a retrained model is another model; a pair
-is the SHA-256 of the question's and the passage's texts. A sweep over first stages, depths or k, or a cascade's
-stages, re-scores no pair a run has scored. Everything in it can be deleted: it only saves recomputing.
+is the SHA-256 of the question's and the passage's texts. Page windows (page_scoring/windows.py) are cached under
+the model's key and the windows' settings (`namespace`), apart from whole pages. A sweep over first stages, depths
+or k, or a cascade's stages, re-scores no pair a run has scored.
+Everything in it can be deleted: it only saves recomputing.
 
 Scoring is batched (`batch_size` pairs a forward pass), the pairs not in the cache only, each distinct pair once,
 with a progress bar over the pairs; `ScoreStats` counts the pairs asked, the cache hits, the pairs scored and the
@@ -106,14 +108,16 @@ class ScoreCache:
 
 
 def score_pairs(home: Path, reranker: str, pairs: list[tuple[str, str]], batch_size: int = 32,
-                progress: bool = True, stats: ScoreStats | None = None) -> np.ndarray:
+                progress: bool = True, stats: ScoreStats | None = None, namespace: str = "") -> np.ndarray:
     """One score per (question, passage) pair by the cross-encoder `reranker` (name, path or `flag:` name), the
-    cached ones read, the rest scored in batches and cached."""
+    cached ones read, the rest scored in batches and cached. A `namespace` (e.g. the page windows' settings) keeps
+    its scores apart from those of the same model without it: a window that is a whole page is cached twice, once
+    in each, so windowed and whole-page scores never share an entry."""
     own = ScoreStats(pairs=len(pairs))
     if not pairs:
         return np.zeros(0, dtype=np.float64)
     cache = ScoreCache(home)
-    model = model_key(reranker)
+    model = model_key(reranker) + (f"#{namespace}" if namespace else "")
     keys = [pair_key(q, p) for q, p in pairs]
     known = cache.get(model, keys)
     own.cache_hits = sum(k in known for k in keys)

@@ -10,6 +10,15 @@ Examples (`passage` chunk or page):
   those chunks cover —, the first `negatives` of them in rank order. A negative of a fold's test document is left
   out of that fold's training data, so no fold model sees a page (or chunk) of the documents it will score.
 
+Page windows (`page_windows`, `page` only; python_jobs/page_scoring/windows.py): a page is read as overlapping
+windows of `max_length` word pieces (question and filing label included; `window_stride` x a window apart). The
+positive of a gold page is its window that holds the question's evidence text on that page (FinanceBench's
+`evidence_text`: its first words, else most of its words, else the page's first window; one positive per distinct
+evidence window); the negatives are the `negative_windows` windows of each hard-negative page that share the most
+words with the question (ties: the earlier window) — never other windows of a gold page. The fusion step and the
+rerank retriever score a page by its best window (MaxP). The training's params record the windows' settings and how
+each evidence window was found (`page_windows`).
+
 Folds, seeds, training id and model store are the page scorer's (python_jobs/page_scoring/: `make_folds` over the
 positive pairs — a question and all its gold documents on one side —, `train_folds`, `seeded`): fold models under
 `<home>/models/reranker/<training_id>/fold-<f>/`, one `model_trainings` row per fold (kind `reranker`), each
@@ -48,6 +57,7 @@ import polars as pl
 
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import Lake, check_id
+from python_jobs.core.rules import RULES
 from python_jobs.core.run_ids import derived_id
 from python_jobs.corpus.encoders import load_trainable_cross_encoder, resolve
 from python_jobs.corpus.lake_chunks import read_chunks, resolve_chunker
@@ -64,6 +74,7 @@ from python_jobs.page_scoring.training import (
     train_folds,
     trainer_arguments,
 )
+from python_jobs.page_scoring.windows import DEFAULT_STRIDE, PageWindows, load_tokenizer, words
 from python_jobs.retrieval import Context, Query, RetrieverTree
 from python_jobs.retrieval.conditions import restrictions
 from python_jobs.retrieval.rerank import RerankConfig
@@ -87,6 +98,16 @@ class RerankerTrainingConfig(FoldTrainingConfig):
     doc_label: bool = True
     fusion_top_n: int = RerankConfig.min_depth  # the candidates the fusion weight is chosen over (rerank's depth)
     fusion_k: int = 5  # the cut-off of the recall that chooses it
+    page_windows: bool = False
+    window_stride: float = DEFAULT_STRIDE
+    negative_windows: int = 2
+
+    def hashed(self) -> dict[str, object]:
+        out = asdict(self)
+        if not self.page_windows:  # added later: whole-page and chunk trainings keep their ids
+            for key in ("page_windows", "window_stride", "negative_windows"):
+                del out[key]
+        return out
 
 
 def check_config(cfg: RerankerTrainingConfig) -> None:
@@ -102,6 +123,10 @@ def check_config(cfg: RerankerTrainingConfig) -> None:
         (cfg.fusion_top_n >= 1, "fusion_top_n", f"--fusion-top-n must be >= 1, got {cfg.fusion_top_n}"),
         (1 <= cfg.fusion_k <= cfg.fusion_top_n, "fusion_k",
          f"--fusion-k must be in [1, --fusion-top-n], got {cfg.fusion_k}"),
+        (not cfg.page_windows or cfg.passage == "page", "page_windows",
+         "--page-windows splits pages: it needs --passage page"),
+        (0 < cfg.window_stride <= 1, "window_stride", f"--window-stride must be in (0, 1], got {cfg.window_stride}"),
+        (cfg.negative_windows >= 1, "negative_windows", f"--negative-windows must be >= 1, got {cfg.negative_windows}"),
     ]
     for ok, field, message in checks:
         if not ok:
@@ -124,6 +149,15 @@ class Examples:
     chunker_id: str
     candidates: dict[str, list[Candidate]]  # question_id -> the first stage's top fusion_top_n, best first
     gold: dict[str, set]  # question_id -> its gold passages' keys (chunk ids, or (doc, page))
+    windows: PageWindows | None = None  # page windows (MaxP), or None: whole passages
+    positive_windows: dict[tuple[str, str, int], list[Pair]] | None = None  # (q, doc, page) -> its evidence windows
+    window_stats: dict[str, object] | None = None
+
+    def positives(self, pairs: list[Pair]) -> list[Pair]:
+        """The training positives of these gold pairs: the pairs, or with windows their evidence windows."""
+        if self.positive_windows is None:
+            return pairs
+        return [w for p in pairs for w in self.positive_windows[(p.question_id, p.doc_id, p.page_number)]]
 
     @property
     def pairs_text(self) -> dict[str, str]:
@@ -171,6 +205,11 @@ def prepare(lake: Lake, cfg: RerankerTrainingConfig, progress: bool = True) -> E
         raise InputError(f"dataset {cfg.dataset!r} has no gold {cfg.passage} in the lake to train on", field="dataset")
     folds = make_folds(pairs, cfg.folds, cfg.seed)
 
+    windows = positive_windows = window_stats = None
+    if cfg.page_windows:
+        windows = PageWindows(load_tokenizer(cfg.base_model), cfg.max_length, cfg.window_stride, cfg.doc_label)
+        positive_windows, window_stats = evidence_windows(windows, pairs, evidence)
+
     tree = RetrieverTree.of(cfg.first_stage)
     if tree.uses_llm:
         raise InputError(f"--first-stage {cfg.first_stage!r} calls the LLM; mine negatives with a first stage that "
@@ -202,8 +241,10 @@ def prepare(lake: Lake, cfg: RerankerTrainingConfig, progress: bool = True) -> E
                 keys = [((doc, n), n, page_text[(doc, n)]) for n in range(first, max(first, last) + 1)
                         if (doc, n) in page_text] if first >= 0 else []
             if rank < cfg.fusion_top_n:
-                candidates[q].append(Candidate(float(h.score), [(key, passage_text(Pair(q, doc, num, "", text)))
-                                                                for key, num, text in keys]))
+                candidates[q].append(Candidate(float(h.score), [
+                    (key, w) for key, num, text in keys
+                    for w in ([passage_text(Pair(q, doc, num, "", text))] if windows is None else
+                              [x.text for x in windows.windows(text_of[q], text)])]))
             if rank >= cfg.negatives_depth:
                 continue
             for key, num, text in keys:
@@ -213,13 +254,48 @@ def prepare(lake: Lake, cfg: RerankerTrainingConfig, progress: bool = True) -> E
                 seen.add(key)
                 out.append(Pair(q, doc, num, text_of[q], text))
         negatives[q] = out[: cfg.negatives]
+        if windows is not None:
+            negatives[q] = [w for n in negatives[q] for w in negative_windows(windows, n, cfg.negative_windows)]
     gold_keys = {q: {g.split("\x00", 1)[0] for g in keys} if cfg.passage == "chunk" else keys
                  for q, keys in gold.items()}
-    return Examples(pairs, negatives, folds, chunker_id, candidates, gold_keys)
+    return Examples(pairs, negatives, folds, chunker_id, candidates, gold_keys, windows, positive_windows,
+                    window_stats)
+
+
+def evidence_windows(windows: PageWindows, pairs: list[Pair], evidence: pl.DataFrame
+                     ) -> tuple[dict[tuple[str, str, int], list[Pair]], dict[str, object]]:
+    """Each gold page's positive windows: one per distinct window holding an evidence text of the question on that
+    page (the page's first window when it has none), and how many evidence texts were found by each way."""
+    texts: dict[tuple[str, str, int], list[str]] = {}
+    rel = evidence.filter(RULES.is_relevant(pl.col("relevance")) & pl.col("page_number").is_not_null())
+    for q, d, n, t in rel.sort("question_id", "evidence_ordinal").select(
+            "question_id", "doc_id", "page_number", "evidence_text").iter_rows():
+        texts.setdefault((q, d, int(n)), []).append(t or "")
+    how: dict[str, int] = {"match": 0, "overlap": 0, "first": 0}
+    out: dict[tuple[str, str, int], list[Pair]] = {}
+    for p in pairs:
+        key = (p.question_id, p.doc_id, p.page_number)
+        got: dict[str, Pair] = {}
+        for ev in dict.fromkeys(texts.get(key) or [""]):
+            w, found = windows.evidence_window(p.question, p.page_text, ev)
+            how[found] += 1
+            got.setdefault(w.text, Pair(p.question_id, p.doc_id, p.page_number, p.question, w.text))
+        out[key] = list(got.values())
+    n_windows = sum(len(v) for v in out.values())
+    return out, {**windows.params(), "evidence_found": how, "n_positive_windows": n_windows}
+
+
+def negative_windows(windows: PageWindows, page: Pair, n: int) -> list[Pair]:
+    """A hard-negative page's `n` windows sharing the most distinct words with the question (ties: the earlier)."""
+    want = {w for w, _, _ in words(page.question)}
+    wins = windows.windows(page.question, page.page_text)
+    shared = [len(want & {w for w, _, _ in words(x.text)}) for x in wins]
+    best = sorted(range(len(wins)), key=lambda i: (-shared[i], i))[:n]
+    return [Pair(page.question_id, page.doc_id, page.page_number, page.question, wins[i].text) for i in sorted(best)]
 
 
 def training_id(cfg: RerankerTrainingConfig, digest: str) -> str:
-    blob = json.dumps({**asdict(cfg), "normalisation": normalisation_params(cfg.doc_label), "examples": digest,
+    blob = json.dumps({**cfg.hashed(), "normalisation": normalisation_params(cfg.doc_label), "examples": digest,
                        "kind": KIND}, sort_keys=True)
     return derived_id(cfg.dataset, KIND, hashlib.sha256(blob.encode()).hexdigest())
 
@@ -255,7 +331,10 @@ def fine_tune(cfg: RerankerTrainingConfig, positives: list[Pair], negatives: lis
 
 def examples_digest(ex: Examples) -> str:
     negatives = [n for q in sorted(ex.negatives) for n in ex.negatives[q]]
-    return hashlib.sha256(f"{pairs_digest(ex.pairs)}|{pairs_digest(negatives)}|{ex.chunker_id}".encode()).hexdigest()
+    blob = f"{pairs_digest(ex.pairs)}|{pairs_digest(negatives)}|{ex.chunker_id}"
+    if ex.positive_windows is not None:
+        blob += f"|{pairs_digest(ex.positives(ex.pairs))}"
+    return hashlib.sha256(blob.encode()).hexdigest()
 
 
 def candidate_recall(candidates: list[Candidate], order: list[int], gold: set, k: int) -> float:
@@ -278,7 +357,7 @@ def choose_fusion_weights(home: Path, cfg: RerankerTrainingConfig, ex: Examples,
         keys = [(q, j, text) for q in qids for j, c in enumerate(ex.candidates[q]) for _, text in c.passages]
         model = str(model_dir / fold_dir_name(fold.fold))
         scores = score_pairs(home, model, [(ex.pairs_text[q], text) for q, _, text in keys], cfg.batch_size,
-                             progress, stats)
+                             progress, stats, ex.windows.namespace() if ex.windows else "")
         best = {q: np.full(len(ex.candidates[q]), -1.0) for q in qids}  # a candidate with no passage: below all
         for (q, j, _), score in zip(keys, scores, strict=True):
             best[q][j] = max(best[q][j], float(score))
@@ -319,12 +398,13 @@ def train_reranker(lake: Lake, cfg: RerankerTrainingConfig, training_id_override
         test_docs = set(fold.test_doc_ids)
         negatives = [n for q in sorted({p.question_id for p in train}) for n in ex.negatives.get(q, [])
                      if n.doc_id not in test_docs]
-        return fine_tune(cfg, train, negatives, out, work, progress, desc)
+        return fine_tune(cfg, ex.positives(train), negatives, out, work, progress, desc)
 
     rows = train_folds(lake, KIND, tid, ex.pairs, ex.folds, fit,
                        {"dataset": cfg.dataset, "base_model": cfg.base_model},
                        {**asdict(cfg), "normalisation": normalisation_params(cfg.doc_label),
-                        "examples_sha256": digest, "n_negatives": sum(map(len, ex.negatives.values()))},
+                        "examples_sha256": digest, "n_negatives": sum(map(len, ex.negatives.values())),
+                        **({"page_windows_found": ex.window_stats} if ex.window_stats else {})},
                        progress, finish=lambda model_dir: choose_fusion_weights(lake.home, cfg, ex, model_dir,
                                                                                 progress))
     return {"training_id": tid, "dataset": cfg.dataset, "passage": cfg.passage, "folds": len(ex.folds),

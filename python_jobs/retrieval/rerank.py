@@ -10,6 +10,11 @@ keep the first-stage order.
   rerank stage (`--first-stage rerank`), whose settings are given as `first_stage.<setting>` (CLI:
   `--first-stage-reranker`, `--first-stage-top-n`, ...). The outer stage reads the inner one's top `top_n`, so the
   inner one must keep at least that many (its own `top_n`): a shallower inner stage is refused before the run.
+- Page windows (`page_windows`, `page` only; python_jobs/page_scoring/windows.py): each page is read as overlapping
+  windows of the model's length (word pieces counted with the question and the filing's label) and scores its best
+  window (MaxP), so evidence past the first window is read. By default as the trained reranker was trained (its
+  `page_windows`, stride and length); for another cross-encoder off unless asked (its tokenizer's length, at most
+  512, half-window stride). Windowed scores are cached apart from whole-page ones.
 - Fusion (`rerank_fusion`): `none` orders the candidates by the reranker's score alone; `trained` (a trained
   reranker only) by (1 - w) z(reranker) + w z(first stage) over each question's candidates, w the weight the fold
   model's training chose on its own training questions (python_jobs/page_scoring/rerankers.py: `fuse`); the landed
@@ -34,6 +39,7 @@ from python_jobs.core.lake import Lake
 from python_jobs.corpus.rerank_scores import ScoreStats, score_pairs
 from python_jobs.page_scoring.pages import read_page_texts
 from python_jobs.page_scoring.rerankers import FUSIONS, fuse, is_trained, load_trained
+from python_jobs.page_scoring.windows import DEFAULT_STRIDE, PageWindows, load_tokenizer, max_by
 from python_jobs.retrieval import (
     INNER,
     Context,
@@ -71,6 +77,9 @@ class RerankConfig(RetrieverConfig):
     rerank_fusion: Literal[FUSIONS] = Field("none", description=(  # type: ignore[valid-type]
         "Order by the reranker's score alone, or fuse it with the first stage's by the weight a trained reranker's "
         "training chose on its training questions."))
+    page_windows: bool | None = Field(None, description=(
+        "page: read each page as overlapping windows of the model's length and score it by its best window (MaxP); "
+        "default: as the trained reranker was trained (off for another cross-encoder)."))
 
     @field_validator("reranker")
     @classmethod
@@ -85,6 +94,8 @@ class RerankConfig(RetrieverConfig):
             del out["rerank_passage"]
         if out["rerank_fusion"] == "none":  # added later: the unfused runs keep their ids
             del out["rerank_fusion"]
+        if out["page_windows"] is None:  # added later: the training decides; the earlier runs keep their ids
+            del out["page_windows"]
         return out
 
     def check_inner(self, inner: RetrieverConfig, k: int) -> None:
@@ -104,6 +115,10 @@ class RerankRetriever:
     def __init__(self, ctx: Context, level: str, first: Retriever, cfg: RerankConfig, top_n: int):
         self.ctx, self.level, self.first, self.top_n = ctx, level, first, top_n
         self.reranker, self.passage, self.fusion = str(cfg.reranker), cfg.rerank_passage, cfg.rerank_fusion
+        self.page_windows = cfg.page_windows
+        if self.page_windows and self.passage != "page":
+            raise InputError("--page-windows splits pages: it needs --rerank-passage page", field="page_windows")
+        self.window_params: dict[str, object] | None = None  # the page windows read, once scored
         self.uses_dense = first.uses_dense
         self.score_stats = ScoreStats()
         self.n_questions = 0
@@ -131,6 +146,25 @@ class RerankRetriever:
             return covers, text
 
         return self.ctx.cached(("rerank_pages", self.level, doc_label), build)
+
+    def _windows(self, model: str) -> PageWindows | None:
+        """The page windows `model` reads (None: whole pages), one splitter per tokenizer and setting."""
+        if self.passage != "page":
+            return None
+        trained = self._trained()
+        params = trained.training.params if trained else {}
+        on = self.page_windows if self.page_windows is not None else bool(params.get("page_windows", False))
+        if not on:
+            return None
+        stride = float(params.get("window_stride") or DEFAULT_STRIDE)
+        source = trained.model(trained.training.folds[0].fold) if trained else model
+
+        def build() -> PageWindows:
+            tok = load_tokenizer(source)
+            length = int(params.get("max_length") or min(int(tok.model_max_length or 512), 512))
+            return PageWindows(tok, length, stride, trained.training.doc_label if trained else True)
+
+        return self.ctx.cached(("page_windows", self.reranker, source, stride), build)
 
     def search(self, queries: list[Query], depth: int) -> list[list[Hit]]:
         trained = self._trained()  # a bad training id or passage level fails before anything is searched
@@ -170,23 +204,30 @@ class RerankRetriever:
 
     def _score(self, model: str, queries: list[Query], candidates: list[list[Hit]]) -> list[np.ndarray]:
         """Each query's candidates' scores by one model: every pair of the batch scored together (batched)."""
+        windows = self._windows(model)
         if self.passage == "chunk":
             texts = self.ctx.texts
             units = [[[texts[h.chunk_id]] for h in hits] for hits in candidates]
-        else:
+        elif windows is None:
             covers, page_text = self._pages()
             units = [[[page_text[p] for p in covers[h.chunk_id]] for h in hits] for hits in candidates]
+        else:  # MaxP: a chunk scores its pages' best window
+            covers, page_text = self._pages()
+            units = [[[w.text for p in covers[h.chunk_id] for w in windows.windows(q.text, page_text[p])]
+                      for h in hits] for q, hits in zip(queries, candidates, strict=True)]
+            self.window_params = windows.params()
         pairs, owner = [], []
         for qi, (q, per_hit) in enumerate(zip(queries, units, strict=True)):
             for hi, passages in enumerate(per_hit):
                 for text in passages:
                     pairs.append((q.text, text))
                     owner.append((qi, hi))
-        flat = score_pairs(self.ctx.home, model, pairs, self.ctx.batch_size, self.ctx.progress, self.score_stats)
+        flat = score_pairs(self.ctx.home, model, pairs, self.ctx.batch_size, self.ctx.progress, self.score_stats,
+                           windows.namespace() if windows else "")
         # a chunk with no page text scores below every pair (both backends' scores are sigmoids, in [0, 1])
         out = [np.full(len(hits), -1.0) for hits in candidates]
-        for (qi, hi), s in zip(owner, flat, strict=True):
-            out[qi][hi] = max(out[qi][hi], s)
+        for (qi, hi), s in max_by(owner, flat).items():  # MaxP: a chunk's best page (and window)
+            out[qi][hi] = s
         return out
 
     def stats(self) -> dict[str, object]:
@@ -196,6 +237,7 @@ class RerankRetriever:
                **self.score_stats.as_dict(),
                "pairs_per_question": round(self.score_stats.pairs / n, 2),
                "seconds_per_question": round(self.score_stats.seconds / n, 4)}
+        own["page_windows"] = self.window_params
         if self.fold_of:
             own["questions_by_fold"] = dict(sorted(Counter(self.fold_of.values()).items()))
             own["fold_of_question"] = dict(sorted(self.fold_of.items()))
