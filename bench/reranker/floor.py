@@ -6,10 +6,11 @@ candidates), and
 - the window: word pieces per page as the reranker reads it (pages.py: headers removed, the filing's label in
   front) and where in its gold page the evidence text starts, against MiniLM's 256 (and 512) word pieces;
 - with `--training <id>`: that training's fold models on the same candidates (each question by the fold that held it
-  out; every score through the home's score cache, so a model that reranked them before scores nothing): the
-  within-question AUC of gold against the other candidate pages, PageRec@5 reranked alone and fused with dense by each
-  fold's weight chosen on its training questions (its `params.fusion`; a training from before fusion: chosen here by
-  the same rule), each with its paired sign-flip test against dense.
+  out; a training on page windows scores a page by its best window, as the rerank run does; every score through the
+  home's score cache, so a model that reranked them before scores nothing): the within-question AUC of gold against
+  the other candidate pages, PageRec@5 reranked alone and fused with dense by each fold's weight chosen on its
+  training questions (its `params.fusion`; a training from before fusion: chosen here by the same rule), each with
+  its paired sign-flip test against dense.
 
     FINRAG_HOME=<home> .venv/bin/python -m bench.reranker.floor [--training <reranker training id>] [--top-n N]
 """
@@ -28,6 +29,7 @@ from python_jobs.page_scoring.folds import fold_of_question, gold_documents, tra
 from python_jobs.page_scoring.pages import read_page_texts
 from python_jobs.page_scoring.registry import load_training
 from python_jobs.page_scoring.rerankers import FUSION_WEIGHTS, KIND, fuse
+from python_jobs.page_scoring.windows import PageWindows, load_tokenizer
 from python_jobs.retrieval import Context, Query, RetrieverTree
 from python_jobs.retrieval.rerank import RerankConfig
 
@@ -122,16 +124,23 @@ def main() -> None:
     docs = gold_documents(evidence)
     fold_of = {q: fold_of_question(folds, q, docs) for q in qids}
     score: dict[str, np.ndarray] = {}
+    windows = None  # a training on page windows: each page scored by its best window (MaxP), as the rerank run does
+    if training.params.get("page_windows"):
+        windows = PageWindows(load_tokenizer(training.folds[0].model), int(training.params["max_length"]),
+                              float(training.params["window_stride"]), training.doc_label)
+        print(f"page windows: {windows.params()}")
     for f, fm in enumerate(training.folds):
         mine = [q for q in qids if fold_of[q] == f]
-        keys = [(q, j, p) for q in mine for j, c in enumerate(cands[q][:args.top_n]) for p in c[1]]
-        flat = score_pairs(lake.home, fm.model, [(question[q], text[p]) for q, _, p in keys], 32, True, ScoreStats())
+        keys = [(q, j, p, w) for q in mine for j, c in enumerate(cands[q][:args.top_n]) for p in c[1]
+                for w in ([text[p]] if windows is None else [x.text for x in windows.windows(question[q], text[p])])]
+        flat = score_pairs(lake.home, fm.model, [(question[q], w) for q, _, _, w in keys], 32, True, ScoreStats(),
+                           windows.namespace() if windows else "")
         page_score: dict[tuple, float] = {}
         for q in mine:
             score[q] = np.full(args.top_n, -1.0)
-        for (q, j, p), v in zip(keys, flat, strict=True):
+        for (q, j, p, _), v in zip(keys, flat, strict=True):
             score[q][j] = max(score[q][j], float(v))
-            page_score[(q, p)] = float(v)
+            page_score[(q, p)] = max(page_score.get((q, p), -np.inf), float(v))
         aucs: dict[str, list[float]] = {"all": [], "gold document": []}
         for q in mine:
             gold_docs = {d for d, _ in gold[q]}

@@ -19,6 +19,7 @@ from python_jobs.page_scoring.folds import gold_documents
 from python_jobs.page_scoring.pages import read_page_texts
 from python_jobs.page_scoring.rerankers import load_trained
 from python_jobs.page_scoring.training import TrainingConfig, train_page_scorer
+from python_jobs.page_scoring.windows import PageWindows, load_tokenizer
 from python_jobs.reranking.training import RerankerTrainingConfig, train_reranker
 from python_jobs.retrieval.runs import RetrievalConfig
 from python_jobs.sweeps.grid import parse_grid
@@ -222,3 +223,43 @@ def test_a_cascade_sweep_lands_every_configuration_and_a_second_sweep_is_all_cac
     for c in second.configurations:
         for stage in run_params(lake, c.run_id)["rerank"]:
             assert stage["scored"] == 0 and stage["cache_hits"] == stage["pairs"] > 0, stage
+
+
+def test_page_windows_train_on_the_evidence_window_and_score_a_page_by_its_best_window(trained):
+    lake, _ = trained
+    # a 40-piece window: the corpus's pages are longer than one window with their question and label
+    cfg = RerankerTrainingConfig(DATASET, passage="page", page_windows=True, max_length=40, first_stage="bm25",
+                                 negatives=2, negatives_depth=10, folds=2, epochs=1, batch_size=8,
+                                 learning_rate=1e-3, head_only=True)
+    tid = str(train_reranker(lake, cfg, progress=False)["training_id"])
+    rows = lake.read_partition("model_trainings", tid).sort("fold")
+    params = json.loads(rows["params"][0])
+    found = params["page_windows_found"]
+    assert params["page_windows"] is True and params["window_stride"] == 0.5 and found["max_length"] == 40
+    # this corpus's evidence names pages, not texts: each gold page's positive is its first window (test_windows.py
+    # covers finding the evidence text)
+    assert found["evidence_found"] == {"match": 0, "overlap": 0, "first": params["n_pairs"]}
+    assert found["n_positive_windows"] == params["n_pairs"] > 0
+    out = retrieve(lake.home, DATASET, "rerank", first_stage="bm25", reranker=f"trained:{tid}",
+                   rerank_passage="page", k=3)
+    stage = run_params(lake, str(out["run_id"]))["rerank"][0]
+    assert stage["page_windows"]["max_length"] == 40 and stage["page_windows"]["stride"] == 0.5
+    # MaxP by hand: each landed score is the best window's score by the fold model that scored the question
+    results = lake.read_partition("retrieval_results", str(out["run_id"])).sort("question_id", "rank")
+    page = {(d, p): t for d, p, t in read_page_texts(lake, DATASET).iter_rows()}
+    question = dict(lake.read("questions").select("question_id", "question").iter_rows())
+    model = {f: str(lake.home / f"models/reranker/{tid}/fold-{f}") for f in (0, 1)}
+    split = PageWindows(load_tokenizer(model[0]), 40)
+    want, n_windows = [], []
+    for q, d, p in results.select("question_id", "doc_id", "page_start").iter_rows():
+        wins = split.windows(question[q], page[(d, p)])
+        n_windows.append(len(wins))
+        scores = load_reranker(model[stage["fold_of_question"][q]]).score([(question[q], w.text) for w in wins])
+        want.append(max(scores))
+    assert max(n_windows) > 1  # the check means something: pages of several windows
+    np.testing.assert_allclose(results["score"].to_numpy(), want, rtol=0, atol=1e-6)
+    # the same model on whole pages: its own scores (and cache entries), not the windows'
+    whole = retrieve(lake.home, DATASET, "rerank", first_stage="bm25", reranker=f"trained:{tid}",
+                     rerank_passage="page", page_windows=False, k=3)
+    assert run_params(lake, str(whole["run_id"]))["rerank"][0]["page_windows"] is None
+    assert whole["run_id"] != out["run_id"]
