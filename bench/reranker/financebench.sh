@@ -41,6 +41,10 @@ echo "reranker training: $R" >&2
 t $F retrieve --retriever rerank --reranker "trained:$R" --rerank-passage page --dataset financebench --k 5
 t $F retrieve --retriever rerank --reranker "trained:$R" --rerank-passage page --rerank-fusion trained \
     --dataset financebench --k 5
+if [ "${WINDOWS:-1}" != 0 ]; then  # the windowed training's fold models on whole pages too (the README's table)
+    t $F retrieve --retriever rerank --reranker "trained:$R" --rerank-passage page --page-windows false \
+        --dataset financebench --k 5
+fi
 if [ -n "${CASCADE:-}" ]; then  # the reranker's top 20 of its own rerank of dense's top 40 (its scores cached)
     t $F retrieve --retriever rerank --reranker "trained:$R" --rerank-passage page --top-n 20 --first-stage rerank \
         --first-stage-reranker "trained:$R" --first-stage-rerank-passage page --first-stage-top-n 40 \
