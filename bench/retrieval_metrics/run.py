@@ -34,7 +34,8 @@ With --skip-references (a size pytrec_eval cannot hold in memory), `--sample N` 
 built warehouse: the first N questions of the same files go to pytrec_eval, and their per-question scores
 (fct_question_metric_scores, chunk granularity) are averaged over the same questions and compared.
 
-Peak memory of each subprocess is read from /usr/bin/time -v when present. Not run in CI.
+Peak memory and CPU seconds (user + system) of each subprocess are read from /usr/bin/time -v when present. Not run
+in CI.
 """
 
 from __future__ import annotations
