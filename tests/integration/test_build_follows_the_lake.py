@@ -63,6 +63,10 @@ def test_build_follows_the_lake(home: Path, finrag, shared_data: Path) -> None:
 
     # the data tests read what the build touched: the new run's partition and the new run's rows
     compiled = home / "dbt_target" / "compiled" / "finrag" / "models"
+    # (each of those tests ran in this build: a compiled file a test did not rewrite is the first build's, unscoped)
+    ran = [uid.split(".")[2] for uid in built if uid.startswith("test.")]
+    for model in ("stg_lake__retrieval_results", "fct_retrieval_question_scores", "mart_drilldown_results"):
+        assert any(name.startswith(f"column_rules_{model}") for name in ran), (model, ran)
     for tests in (compiled / "staging" / "stg_lake__retrieval_results.yml",
                   compiled / "marts" / "retrieval" / "fct_retrieval_question_scores.yml",
                   compiled / "marts" / "drilldown" / "mart_drilldown_results.yml",
