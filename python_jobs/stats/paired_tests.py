@@ -220,22 +220,24 @@ def _tukey_log_sf(k: int, df: float):
 
 
 # scipy's df = infinity form, cdf(q, k) = k * integral of phi(z) (Phi(z + q) - Phi(z))^(k - 1) dz, on a fixed grid of
-# z instead of scipy's adaptive quad: importing scipy.stats (~1 CPU-s) was most of an on-demand `finrag compare`.
-# The trapezoid rule is exponentially accurate for this smooth integrand decaying at both ends: 2e-14 from scipy.
-_TUKEY_Z = np.linspace(-12.0, 12.0, 4801)
+# z instead of scipy's adaptive quad: importing scipy.stats (~1 CPU-s) was most of an on-demand `finrag compare`. The
+# trapezoid rule is exponentially accurate for this smooth integrand, which decays at both ends: a step of 0.1 over
+# [-9, 9] is within 2e-12 of scipy for 3 to 5,000 runs (a step of 0.025 gives the same), 20,000 q in ~0.2 s.
+_TUKEY_Z = np.linspace(-9.0, 9.0, 181)
 
 
 def _studentized_range_sf_infinite_df(q: np.ndarray, k: int) -> np.ndarray:
     from scipy.special import ndtr
 
-    z = _TUKEY_Z[None, :]
+    z = _TUKEY_Z
     density = k * np.exp(-z * z / 2) / np.sqrt(2 * np.pi)
+    upper, lower = ndtr(-z), ndtr(z)  # 1 - Phi(z), Phi(z)
     out = np.empty(q.shape)
-    for start in range(0, len(q), 256):  # 256 x 4,801 doubles at a time
-        qq = q[start:start + 256, None]
+    for start in range(0, len(q), 1024):
+        qq = q[start:start + 1024, None]
         # Phi(z + q) - Phi(z), from the upper tails where both are near 1 (no cancellation)
-        mass = np.where(z > -qq / 2, ndtr(-z) - ndtr(-z - qq), ndtr(z + qq) - ndtr(z))
-        out[start:start + 256] = 1.0 - np.trapezoid(density * mass ** (k - 1), _TUKEY_Z, axis=1)
+        mass = np.where(z > -qq / 2, upper - ndtr(-z - qq), ndtr(z + qq) - lower)
+        out[start:start + 1024] = 1.0 - np.trapezoid(density * mass ** (k - 1), z, axis=1)
     return np.clip(out, 0.0, 1.0)
 
 
