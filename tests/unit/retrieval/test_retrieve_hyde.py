@@ -25,7 +25,7 @@ from python_jobs.retrieval.llm_expand import parse_expansion
 from support.fake_llm import Behaviour, FakeLLM
 from support.query_rewriting import KEY, Q4_PASSAGE, TEXT, params
 from support.retrieval_runs import retrieve
-from support.toy_corpus import DATASET, FLAT, QUESTIONS, land_flat_indexed, ranking, results
+from support.toy_corpus import DATASET, FLAT, QUESTIONS, assert_reranked, land_flat_indexed, ranking, results
 
 GLOBEX_CASH = f"GLOBEX_2023_10Q::{FLAT}::00002"
 
@@ -210,8 +210,6 @@ def test_rerank_over_multi_hyde_rescores_its_top_n_and_asks_the_llm_what_multi_h
     """Dense + Multi-HyDE + ReRanker (the retrieval-gap study's Table 1): multi_hyde as a rerank's first stage. The
     rerank run's candidates are the multi_hyde run's top N, ordered by the cross-encoder's scores; its LLM calls
     are the multi_hyde run's (the same prompts and seeds: all served from the llm_calls cache)."""
-    from sentence_transformers import CrossEncoder
-
     from support.models import build_local_cross_encoder
 
     ce_dir = build_local_cross_encoder(tmp_path / "minilm-ce", seed=7)
@@ -225,13 +223,4 @@ def test_rerank_over_multi_hyde_rescores_its_top_n_and_asks_the_llm_what_multi_h
         assert len(b.requests) == calls == 2 * len(QUESTIONS)  # nothing asked again
     p = params(toy, rr["run_id"])
     assert (p["n_llm_calls_made"], p["n_llm_cache_hits"]) == (0, calls) and p["top_n"] == 4
-    ce = CrossEncoder(str(ce_dir), local_files_only=True)
-    texts = dict(zip(*toy.read_partition("chunks", f"{DATASET}.{FLAT}").select("chunk_id", "text").to_dict().values()))
-    res = results(toy, rr["run_id"])
-    for qid, text, _ in QUESTIONS:
-        cands = ranking(toy, first["run_id"], qid)
-        scores = ce.predict([(text, texts[c]) for c in cands]).reshape(-1)
-        order = sorted(range(len(cands)), key=lambda i: (-scores[i], i))[:2]
-        got = res.filter(pl.col("question_id") == qid)
-        assert got["chunk_id"].to_list() == [cands[i] for i in order]
-        assert got["score"].to_list() == pytest.approx([float(scores[i]) for i in order], abs=1e-5)
+    assert_reranked(toy, first["run_id"], rr["run_id"], ce_dir, k=2)
