@@ -34,7 +34,8 @@ With --skip-references (a size pytrec_eval cannot hold in memory), `--sample N` 
 built warehouse: the first N questions of the same files go to pytrec_eval, and their per-question scores
 (fct_question_metric_scores, chunk granularity) are averaged over the same questions and compared.
 
-Peak memory of each subprocess is read from /usr/bin/time -v when present. Not run in CI.
+Peak memory and CPU seconds (user + system) of each subprocess are read from /usr/bin/time -v when present. Not run
+in CI.
 """
 
 from __future__ import annotations
@@ -110,8 +111,12 @@ def write_run(path: Path, n_questions: int, n_results: int, seed: int, tag: str,
             fh.writelines(lines)
 
 
+CPU_SECONDS: dict[str, float] = {}  # CPU seconds (user + system, /usr/bin/time -v) of the last run of each verb
+
+
 def finrag(home: Path, *args: str) -> tuple[float, float | None, str]:
-    """(wall seconds, peak RSS in MiB or None, stderr) of `finrag ARGS` as a subprocess."""
+    """(wall seconds, peak RSS in MiB or None, stderr) of `finrag ARGS` as a subprocess; its CPU seconds (user +
+    system) go to CPU_SECONDS under its first two arguments ("ingest trec-qrels", "build ...")."""
     env = {**os.environ, "FINRAG_HOME": str(home), "DBT_SEND_ANONYMOUS_USAGE_STATS": "False", "TQDM_DISABLE": "1",
            **({"FINRAG_DUCKDB_THREADS": str(DUCKDB_THREADS)} if DUCKDB_THREADS else {})}
     cmd = [sys.executable, "-m", "python_jobs.cli", "--home", str(home), *args]
@@ -123,6 +128,8 @@ def finrag(home: Path, *args: str) -> tuple[float, float | None, str]:
     if proc.returncode:
         sys.exit(f"finrag {' '.join(args)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
     peak = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
+    cpu = re.findall(r"(?:User|System) time \(seconds\): ([\d.]+)", proc.stderr)
+    CPU_SECONDS[" ".join(args[:2])] = sum(map(float, cpu)) if cpu else float("nan")
     return wall, int(peak[1]) / 1024 if peak else None, proc.stderr
 
 
@@ -309,12 +316,14 @@ def main() -> None:
         log(f"wrote {args.questions:,} questions x {args.results} results in {time.perf_counter() - t0:.1f}s")
         w_q, _, _ = finrag(home, "ingest", "trec-qrels", str(qrels), "--dataset", DATASET)
         w_r, m_r, _ = finrag(home, "ingest", "trec-run", str(run), "--dataset", DATASET, "--run-id", "run_000")
-        print(f"ingest: qrels {w_q:.1f}s, run {w_r:.1f}s (peak {m_r or float('nan'):.0f} MiB)")
+        print(f"ingest: qrels {w_q:.1f}s ({CPU_SECONDS['ingest trec-qrels']:.1f} CPU-s), run {w_r:.1f}s "
+              f"({CPU_SECONDS['ingest trec-run']:.1f} CPU-s, peak {m_r or float('nan'):.0f} MiB)")
         wall, peak, _ = finrag(home, "build")
+        build_cpu = CPU_SECONDS["build"]
         models = metric_model_seconds(home)
         chain = chain_model_times(home)
-        print(f"finrag build: wall {wall:.2f}s, retrieval-metric models {models:.2f}s, retrieval chain "
-              f"({len(chain)} models) {sum(chain.values()):.2f}s, "
+        print(f"finrag build: wall {wall:.2f}s ({build_cpu:.1f} CPU-s), retrieval-metric models {models:.2f}s, "
+              f"retrieval chain ({len(chain)} models) {sum(chain.values()):.2f}s, "
               f"peak {peak or float('nan'):.0f} MiB"
               f"  ({args.questions:,} x {args.results} = {args.questions * args.results:,} rows)")
         print("  " + ", ".join(f"{name} {seconds:.2f}s" for name, seconds in

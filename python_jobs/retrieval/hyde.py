@@ -71,6 +71,7 @@ class HydeConfig(LLMRetrieverConfig):
 
     name = "hyde"
     needs = ("dense",)
+    can_be_first_stage = True
     template = HYDE_TEMPLATE
     max_tokens = HYDE_MAX_TOKENS
 
@@ -87,6 +88,7 @@ class MultiHydeConfig(LLMRetrieverConfig):
 
     name = "multi_hyde"
     needs = ("dense",)
+    can_be_first_stage = True  # the retrieval-gap study's Dense + Multi-HyDE + ReRanker: rerank over its top N
     template = HYDE_TEMPLATE
     max_tokens = HYDE_MAX_TOKENS
 

@@ -17,6 +17,7 @@ from collections.abc import Callable
 import numpy as np
 
 from python_jobs.stats import sql_functions
+from python_jobs.stats.sql_functions import arrow_array
 
 NAME = "student_t_quantile"
 NORMAL = "normal_quantile"
@@ -73,7 +74,7 @@ def _arrow_function(fn: Callable[..., np.ndarray], n: int) -> Callable[..., obje
         import pyarrow as pa
 
         values = fn(*(_as_floats(c) for c in columns))
-        return pa.array(values, type=pa.float64(), mask=np.isnan(values))
+        return arrow_array(values, pa.float64(), mask=np.isnan(values))
 
     arrow.__signature__ = _signature(n)
     return arrow

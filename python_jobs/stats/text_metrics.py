@@ -29,6 +29,7 @@ from functools import lru_cache
 
 from python_jobs.core.rules import RULES
 from python_jobs.stats import sql_functions
+from python_jobs.stats.sql_functions import arrow_array
 
 # ---- SQuAD normalisation (token F1, exact match) ---------------------------------------------------------------
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
@@ -278,7 +279,7 @@ def _arrow_udf(fn: Callable[..., float | None], n_args: int) -> Callable:
 
     def rows(*arrays) -> pa.Array:
         cols: Iterable[list] = [a.to_pylist() for a in arrays]
-        return pa.array([fn(*row) for row in zip(*cols, strict=True)], type=pa.float64())
+        return arrow_array([fn(*row) for row in zip(*cols, strict=True)], pa.float64())
 
     if n_args == 1:
         return lambda a: rows(a)
@@ -322,8 +323,8 @@ def register_duckdb_functions(conn) -> None:
         def cut(texts, ns):
             import pyarrow as pa
 
-            return pa.array([first_words(x, n) for x, n in zip(texts.to_pylist(), ns.to_pylist(), strict=True)],
-                            type=pa.string())
+            return arrow_array([first_words(x, n) for x, n in zip(texts.to_pylist(), ns.to_pylist(), strict=True)],
+                               pa.string())
 
         conn.create_function("first_words", cut, [t.VARCHAR, t.INTEGER], t.VARCHAR, type="arrow",
                              null_handling="special", side_effects=False)

@@ -35,6 +35,7 @@ import numpy as np
 from python_jobs.core.rules import RULES
 from python_jobs.stats import sql_functions
 from python_jobs.stats.paired_tests import percentile_interval, resample_means
+from python_jobs.stats.sql_functions import arrow_array
 
 PAIRED = RULES.paired_test
 UNPAIRED = RULES.unpaired_test
@@ -126,17 +127,17 @@ def _arrow_welch_tests(values_a, values_b, resamples, seeds, levels):
                                   float(level))
         for i, res in zip(rows, found, strict=True):
             results[i] = res
-    mask = pa.array([res is None for res in results])
+    mask = arrow_array([res is None for res in results], pa.bool_())
     return pa.StructArray.from_arrays(
-        [pa.array([None if res is None else getattr(res, name) for res in results], type=pa.float64())
+        [arrow_array([None if res is None else getattr(res, name) for res in results], pa.float64())
          for name in FIELDS], names=list(FIELDS), mask=mask)
 
 
 def _arrow_comparison_test(n_shared, n_a, n_b):
     import pyarrow as pa
 
-    return pa.array([comparison_test(s, a, b) for s, a, b in zip(n_shared.to_pylist(), n_a.to_pylist(),
-                                                                 n_b.to_pylist(), strict=True)], type=pa.string())
+    return arrow_array([comparison_test(s, a, b) for s, a, b in zip(n_shared.to_pylist(), n_a.to_pylist(),
+                                                                    n_b.to_pylist(), strict=True)], pa.string())
 
 
 def register_duckdb_functions(conn) -> None:

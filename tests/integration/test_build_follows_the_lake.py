@@ -18,6 +18,12 @@ def _built(home: Path) -> dict[str, str]:
     return {r["unique_id"]: r["status"] for r in results}
 
 
+def _compiled_tests(home: Path, prefix: str) -> dict[str, str]:
+    """The compiled SQL of the data tests named `prefix`... that the last build ran, by unique id."""
+    results = json.loads((home / "dbt_target" / "run_results.json").read_text())["results"]
+    return {r["unique_id"]: r["compiled_code"] for r in results if r["unique_id"].startswith(f"test.finrag.{prefix}")}
+
+
 def _models(built: dict[str, str]) -> set[str]:
     return {uid.split(".")[-1] for uid in built if uid.startswith("model.")}
 
@@ -61,18 +67,17 @@ def test_build_follows_the_lake(home: Path, finrag, shared_data: Path) -> None:
     for a, b in zip(rows[::2], rows[1::2]):
         assert a[1:3] == b[1:3] and a[3] == pytest.approx(b[3], abs=1e-12)
 
-    # the data tests read what the build touched: the new run's partition and the new run's rows
-    compiled = home / "dbt_target" / "compiled" / "finrag" / "models"
-    for tests in (compiled / "staging" / "stg_lake__retrieval_results.yml",
-                  compiled / "marts" / "retrieval" / "fct_retrieval_question_scores.yml",
-                  compiled / "marts" / "drilldown" / "mart_drilldown_results.yml",
-                  compiled / "marts" / "drilldown" / "mart_drilldown_first_gold_ranks.yml"):
-        assert list(tests.glob("column_rules_*.sql")), tests
-        for sql in tests.glob("column_rules_*.sql"):
-            assert "where \"run_id\" in ('second')) dbt_subquery" in sql.read_text(), sql
+    # the data tests read what the build touched: the new run's partition and the new run's rows - as this build ran
+    # them (its run results' compiled code: a compiled file under target/ may be an earlier build's, of a test whose
+    # name another parse hashed otherwise)
+    for model in ("stg_lake__retrieval_results", "fct_retrieval_question_scores", "mart_drilldown_results",
+                  "mart_drilldown_first_gold_ranks"):
+        ran = _compiled_tests(home, f"column_rules_{model}")
+        assert ran, model
+        for name, sql in ran.items():
+            assert "where \"run_id\" in ('second')) dbt_subquery" in sql, (name, sql)
     # and so does the singular test over every run's scores, for the retrieval runs
-    singular = home / "dbt_target" / "compiled" / "finrag" / "tests" / "dbt"
-    text = (singular / "assert_question_metric_scores_match_leaderboards.sql").read_text()
+    [text] = _compiled_tests(home, "assert_question_metric_scores_match_leaderboards").values()
     assert text.count("\"run_id\" in ('second')") == 2, text
     tested = warehouse_query(home, "select distinct run_id from finrag_tested_runs order by 1")
     assert tested == [("first",), ("second",)]
@@ -81,8 +86,7 @@ def test_build_follows_the_lake(home: Path, finrag, shared_data: Path) -> None:
     finrag("ingest", "trec-qrels", str(fixtures / "qrels.test"), "--dataset", "trec")
     third = finrag("build")
     assert "the models downstream of evidence" in third.stderr
-    text = next((compiled / "marts" / "retrieval" / "fct_retrieval_question_scores.yml")
-                .glob("column_rules_*.sql")).read_text()
+    [text] = _compiled_tests(home, "column_rules_fct_retrieval_question_scores").values()
     assert "dbt_subquery" in text
     assert "\"run_id\" in ('first', 'second')" in text or "\"run_id\" in ('second', 'first')" in text
 

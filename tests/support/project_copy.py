@@ -14,13 +14,18 @@ from support.paths import PROJECT
 
 # what a build does not read from a checkout (top-level entries; tests/dbt, dbt's singular tests, is copied apart)
 _NOT_PROJECT = {".venv", ".git", "warehouse", "target", "logs", "dbt_packages", ".pytest_cache", ".ruff_cache", "docs",
-                "bench", "tests"}
+                "bench", "tests", "test-artifacts"}
+
+
+def _not_project(name: str) -> bool:
+    # any virtualenv beside the checkout too (.venv-phoenix, the Phoenix server's: 0.7 GB copied per test before)
+    return name in _NOT_PROJECT or name.startswith(".venv")
 
 
 def copy_project(dest: Path, source: Path = PROJECT) -> Path:
     def ignore(directory: str, names: list[str]) -> set[str]:
-        top = _NOT_PROJECT if Path(directory) == source else set()
-        return {n for n in names if n in top or n == "__pycache__" or n.endswith(".egg-info")}
+        top = Path(directory) == source
+        return {n for n in names if (top and _not_project(n)) or n == "__pycache__" or n.endswith(".egg-info")}
 
     shutil.copytree(source, dest, ignore=ignore)
     if (source / "tests" / "dbt").is_dir():

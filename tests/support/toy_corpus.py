@@ -93,3 +93,21 @@ def land_flat_indexed(home: Path) -> Lake:
     lake = land_corpus(home, parent_child=False)
     index_chunks(Lake(home), DATASET, FLAT, progress=False)
     return lake
+
+
+def assert_reranked(lake: Lake, first_run_id: str, rerank_run_id: str, cross_encoder_dir: Path, k: int) -> None:
+    """Each question's rerank results are its first-stage run's ranking ordered by the cross-encoder's own scores
+    (ties by first-stage order), cut at k, with those scores."""
+    import pytest
+    from sentence_transformers import CrossEncoder
+
+    ce = CrossEncoder(str(cross_encoder_dir), local_files_only=True)
+    texts = dict(lake.read_partition("chunks", f"{DATASET}.{FLAT}").select("chunk_id", "text").iter_rows())
+    res = results(lake, rerank_run_id)
+    for qid, text, _ in QUESTIONS:
+        cands = ranking(lake, first_run_id, qid)
+        scores = ce.predict([(text, texts[c]) for c in cands]).reshape(-1)
+        order = sorted(range(len(cands)), key=lambda i: (-scores[i], i))[:k]
+        got = res.filter(pl.col("question_id") == qid)
+        assert got["chunk_id"].to_list() == [cands[i] for i in order], qid
+        assert got["score"].to_list() == pytest.approx([float(scores[i]) for i in order], abs=1e-5), qid

@@ -50,3 +50,18 @@ def test_the_check_sees_a_heavy_import() -> None:
     # the rule would pass on a check that cannot see: a verb that loads a model or runs dbt shows it
     assert heavy_in(modules_after("import json")) == []
     assert heavy_in(["json", "torch.nn", "dbt.cli.main", "dbtx"]) == ["dbt", "torch"]
+
+
+def test_the_statistics_of_an_on_demand_compare_import_neither_pandas_nor_scipy_stats() -> None:
+    # the functions `finrag compare` registers on its query (a pair no mart holds), called as its query calls them:
+    # pyarrow's pa.array imports pandas and scipy.stats takes ~1 CPU-s, together most of that read's second once
+    modules = modules_after(
+        "import duckdb\nfrom python_jobs.stats import paired_tests, unpaired_tests\n"
+        "con = duckdb.connect()\npaired_tests.register_duckdb_functions(con)\n"
+        "unpaired_tests.register_duckdb_functions(con)\n"
+        "row = con.sql(\"select paired_tests([0.1, -0.2, 0.3, 0.0], 100, 100, 1, 0.95), pair_outcome(0.1, true), "
+        "tukey_hsd_p(0.1, 0.5, 1000, 1000, 102, 101898), tukey_hsd_p(0.1, 0.5, 10, 10, 2, 18), "
+        "welch_tests([0.1, 0.2], [0.3, 0.1, 0.2], 100, 1, 0.95), comparison_test(0, 2, 3)\").fetchall()[0]\n"
+        "assert row[0]['p_ttest'] is not None and row[1] == 'win' and 0 < row[2] < 1 and 0 < row[3] < 1, row\n"
+        "assert row[4]['ci_low'] is not None and row[5] == 'welch_t', row")
+    assert "pandas" not in modules and "scipy.stats" not in modules

@@ -30,17 +30,11 @@ results as {{ not_materialized() }} (
 
 ),
 
--- the run's relevant units: its dataset's qrels, of its chunker (page-covering chunks), of its splits' questions
-judged_units as (
-
-    {{ retrieval_run_judged_units('runs') }}
-
-),
-
+-- the run's relevant units: its dataset's qrels, of its chunker (page-covering chunks), of its splits' questions;
+-- only the relevant judgments are read (a pooled qrels judges hundreds of documents per question, a few relevant)
 relevant as (
 
-    select * from judged_units
-    where {{ relevant('relevance') }}
+    {{ retrieval_run_judged_units('runs', only_relevant=true) }}
 
 ),
 

@@ -24,15 +24,24 @@ page_counts as (
 
 ),
 
+-- only the evidence of the documents listed here is counted (a pooled TREC qrels of a dataset without documents
+-- judges millions of docnos that no row here would read)
 evidence_counts as (
 
     select
-        dataset,
-        doc_id,
+        evidence.dataset,
+        evidence.doc_id,
         count(*) as n_evidence,
-        count(distinct question_id) as n_questions
-    from {{ ref('stg_lake__evidence') }}
-    group by dataset, doc_id
+        count(distinct evidence.question_id) as n_questions
+    from {{ ref('stg_lake__evidence') }} as evidence
+    where exists (
+            select 1
+            from documents
+            where
+                evidence.dataset = documents.dataset
+                and evidence.doc_id = documents.doc_id
+        )
+    group by evidence.dataset, evidence.doc_id
 
 ),
 

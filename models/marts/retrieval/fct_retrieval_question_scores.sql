@@ -38,6 +38,13 @@ judged_questions as (
 
 ),
 
+-- the run's relevant units, read apart from the judged questions' count: only the relevant judgments
+relevant_units as (
+
+    {{ retrieval_run_judged_units('runs', only_relevant=true) }}
+
+),
+
 -- the ideal ranking: every relevant judged unit by gain descending (trec_eval ndcg_cut), with its running DCG (a
 -- running sum in rank order gives the same bits whatever the number of threads, as exact sums do)
 ideal_ranks as (
@@ -48,8 +55,7 @@ ideal_ranks as (
         granularity,
         cast(relevance as double) as gain,
         row_number() over (partition by run_id, question_id, granularity order by relevance desc) as ideal_rank
-    from judged_units
-    where {{ relevant('relevance') }}
+    from relevant_units
 
 ),
 

@@ -30,7 +30,7 @@ positioned_results as (
 ),
 
 -- the run's judged units: its dataset's qrels, of its chunker, of its splits' questions
-judged as (
+run_judged as {{ not_materialized() }} (
 
     {{ retrieval_run_judged_units('runs') }}
 
@@ -72,6 +72,49 @@ ranked_docs as (
 ranked_pages as (
 
     {{ retrieval_ranked_pages('positioned_results') }}
+
+),
+
+-- the units the shown results are (chunk, doc) or cover (page): only their judgments are read further (a pooled
+-- qrels judges hundreds of documents per question, of which the top 20 results meet a few)
+shown_units as (
+
+    select
+        run_id,
+        question_id,
+        'chunk' as granularity,
+        unit_id
+    from positioned_results
+    union all
+    select
+        run_id,
+        question_id,
+        'doc' as granularity,
+        doc_id as unit_id
+    from positioned_results
+    union all
+    select
+        run_id,
+        question_id,
+        'page' as granularity,
+        unit_id
+    from ranked_pages
+
+),
+
+judged as (
+
+    select run_judged.*
+    from run_judged
+    where exists (
+            select 1
+            from shown_units
+            where
+                run_judged.run_id = shown_units.run_id
+                and run_judged.question_id = shown_units.question_id
+                and run_judged.granularity = shown_units.granularity
+                and run_judged.unit_id = shown_units.unit_id
+        )
 
 ),
 

@@ -21,7 +21,7 @@ from python_jobs.retrieval.finance_tokenizer import tokenize
 from python_jobs.retrieval.hybrid import rrf
 from support.models import build_local_cross_encoder
 from support.retrieval_runs import retrieve
-from support.toy_corpus import DATASET, FLAT, PAGES, PC, QUESTIONS, ranking, results
+from support.toy_corpus import DATASET, FLAT, PAGES, PC, QUESTIONS, assert_reranked, ranking, results
 
 
 @pytest.fixture
@@ -217,22 +217,11 @@ def cross_encoder_dir(tmp_path_factory) -> Path:
 
 @pytest.mark.slow
 def test_rerank_rescores_first_stage_top_n_with_the_cross_encoder(toy: Lake, cross_encoder_dir: Path):
-    from sentence_transformers import CrossEncoder
-
     h = toy.home
     first = retrieve(h, DATASET, "bm25", k=4, chunker_id=FLAT)
     rr = retrieve(h, DATASET, "rerank", k=2, chunker_id=FLAT, first_stage="bm25", top_n=4,
                   reranker=str(cross_encoder_dir))
-    ce = CrossEncoder(str(cross_encoder_dir), local_files_only=True)
-    texts = dict(zip(*toy.read_partition("chunks", f"{DATASET}.{FLAT}").select("chunk_id", "text").to_dict().values()))
-    res = results(toy, rr["run_id"])
-    for qid, text, _ in QUESTIONS:
-        cands = ranking(toy, first["run_id"], qid)
-        scores = ce.predict([(text, texts[c]) for c in cands]).reshape(-1)
-        order = sorted(range(len(cands)), key=lambda i: (-scores[i], i))[:2]
-        got = res.filter(pl.col("question_id") == qid)
-        assert got["chunk_id"].to_list() == [cands[i] for i in order]
-        assert got["score"].to_list() == pytest.approx([float(scores[i]) for i in order], abs=1e-5)
+    assert_reranked(toy, first["run_id"], rr["run_id"], cross_encoder_dir, k=2)
     run = toy.read_partition("retrieval_runs", rr["run_id"]).row(0, named=True)
     assert run["reranker"] == str(cross_encoder_dir) and json.loads(run["params"])["top_n"] == 4
 

@@ -25,7 +25,7 @@ from python_jobs.retrieval.llm_expand import parse_expansion
 from support.fake_llm import Behaviour, FakeLLM
 from support.query_rewriting import KEY, Q4_PASSAGE, TEXT, params
 from support.retrieval_runs import retrieve
-from support.toy_corpus import DATASET, FLAT, QUESTIONS, land_flat_indexed, ranking, results
+from support.toy_corpus import DATASET, FLAT, QUESTIONS, assert_reranked, land_flat_indexed, ranking, results
 
 GLOBEX_CASH = f"GLOBEX_2023_10Q::{FLAT}::00002"
 
@@ -202,3 +202,25 @@ def test_llm_expand_in_front_of_bm25_and_dense(toy: Lake):
     gold_pages = {q: set(gold) for q, _, gold in QUESTIONS}
     for qid, doc, p0 in results(toy, dense["run_id"]).select("question_id", "doc_id", "page_start").iter_rows():
         assert (doc, p0) in gold_pages[qid]
+
+
+@pytest.mark.slow
+def test_rerank_over_multi_hyde_rescores_its_top_n_and_asks_the_llm_what_multi_hyde_asked(toy: Lake,
+                                                                                          tmp_path: Path):
+    """Dense + Multi-HyDE + ReRanker (the retrieval-gap study's Table 1): multi_hyde as a rerank's first stage. The
+    rerank run's candidates are the multi_hyde run's top N, ordered by the cross-encoder's scores; its LLM calls
+    are the multi_hyde run's (the same prompts and seeds: all served from the llm_calls cache)."""
+    from support.models import build_local_cross_encoder
+
+    ce_dir = build_local_cross_encoder(tmp_path / "minilm-ce", seed=7)
+    h = toy.home
+    b = Behaviour(script={TEXT["q4"]: Q4_PASSAGE})
+    with FakeLLM(b) as fake:
+        first = retrieve(h, DATASET, "multi_hyde", k=4, chunker_id=FLAT, hyde_n=2, llm_config=cfg(fake))
+        calls = len(b.requests)
+        rr = retrieve(h, DATASET, "rerank", k=2, chunker_id=FLAT, first_stage="multi_hyde", top_n=4, hyde_n=2,
+                      reranker=str(ce_dir), llm_config=cfg(fake))
+        assert len(b.requests) == calls == 2 * len(QUESTIONS)  # nothing asked again
+    p = params(toy, rr["run_id"])
+    assert (p["n_llm_calls_made"], p["n_llm_cache_hits"]) == (0, calls) and p["top_n"] == 4
+    assert_reranked(toy, first["run_id"], rr["run_id"], ce_dir, k=2)

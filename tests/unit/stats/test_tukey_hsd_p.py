@@ -18,7 +18,7 @@ from python_jobs.stats.paired_tests import tukey_hsd_pvalue, tukey_pvalues
 # (k, df): few and many runs, few and many degrees of freedom, df just below scipy's switch to its df = infinity form
 # (100,000) and above it
 CASES = [(3, 5), (3, 1000), (5, 44), (10, 99_999), (30, 300), (50, 44), (50, 99_999), (100, 5), (200, 5),
-         (200, 1000), (200, 100_000), (200, 250_000)]
+         (200, 1000), (200, 100_000), (200, 250_000), (3, 1e6), (1000, 500_000)]
 
 
 def reference(q: np.ndarray, k: int, df: float) -> np.ndarray:
