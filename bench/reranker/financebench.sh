@@ -7,7 +7,7 @@
 #   about a quarter of the reranking); EPOCHS (the reranker's, default 2); WINDOWS=0 (whole pages instead of page
 #   windows scored by their best, MaxP); STRIDE (the windows' step, default 0.5); MAX_LENGTH (default 256);
 #   PAGE_SCORER=1 (also train and run the page scorer, ~15 min more); CASCADE=1 (also the cascade run);
-#   MULTI_HYDE=1 (Multi-HyDE + reranker: not yet runnable, multi_hyde is no first stage of rerank; see the README);
+#   MULTI_HYDE=1 (Multi-HyDE + reranker: multi_hyde as the rerank's first stage; calls the LLM);
 #   NICE (the runs' niceness, default 10).
 set -euo pipefail
 : "${FINRAG_HOME:?set FINRAG_HOME to a home}"
