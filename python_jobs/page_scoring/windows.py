@@ -168,6 +168,20 @@ def max_by(owners: Iterable[Hashable], scores: Iterable[float]) -> dict[Hashable
     return out
 
 
+# a candidate with no passage text scores below every pair (both backends' scores are sigmoids, in [0, 1])
+NO_PASSAGE = -1.0
+
+
+def candidate_scores(owners: Iterable[tuple[int, int]], scores: Iterable[float], sizes: list[int]) -> list[np.ndarray]:
+    """Each query's candidates' scores from their passages' (or windows') pair scores, as the rerank retriever and
+    the reranker's choice of its fusion weight both score them: `owners` (query index, candidate index) of each
+    pair; a candidate's score is its best pair's (MaxP), NO_PASSAGE without any."""
+    out = [np.full(n, NO_PASSAGE) for n in sizes]
+    for (qi, ci), s in max_by(owners, scores).items():
+        out[qi][ci] = s
+    return out
+
+
 def load_tokenizer(model: str) -> Any:
     """The tokenizer of a model (name or local path; offline unless downloads are allowed)."""
     from transformers import AutoTokenizer

@@ -74,7 +74,7 @@ from python_jobs.page_scoring.training import (
     train_folds,
     trainer_arguments,
 )
-from python_jobs.page_scoring.windows import DEFAULT_STRIDE, PageWindows, load_tokenizer, words
+from python_jobs.page_scoring.windows import DEFAULT_STRIDE, PageWindows, candidate_scores, load_tokenizer, words
 from python_jobs.retrieval import Context, Query, RetrieverTree
 from python_jobs.retrieval.conditions import restrictions
 from python_jobs.retrieval.rerank import RerankConfig
@@ -354,13 +354,13 @@ def choose_fusion_weights(home: Path, cfg: RerankerTrainingConfig, ex: Examples,
     stats = ScoreStats()
     for fold in ex.folds:
         qids = [q for q, f in fold_of.items() if f == fold.fold]
-        keys = [(q, j, text) for q in qids for j, c in enumerate(ex.candidates[q]) for _, text in c.passages]
+        keys = [(qi, j, text) for qi, q in enumerate(qids) for j, c in enumerate(ex.candidates[q])
+                for _, text in c.passages]
         model = str(model_dir / fold_dir_name(fold.fold))
-        scores = score_pairs(home, model, [(ex.pairs_text[q], text) for q, _, text in keys], cfg.batch_size,
-                             progress, stats, ex.windows.namespace() if ex.windows else "")
-        best = {q: np.full(len(ex.candidates[q]), -1.0) for q in qids}  # a candidate with no passage: below all
-        for (q, j, _), score in zip(keys, scores, strict=True):
-            best[q][j] = max(best[q][j], float(score))
+        scores = score_pairs(home, model, [(ex.pairs_text[qids[qi]], text) for qi, _, text in keys],
+                             cfg.batch_size, progress, stats, ex.windows.namespace() if ex.windows else "")
+        best = dict(zip(qids, candidate_scores([(qi, j) for qi, j, _ in keys], scores,
+                                               [len(ex.candidates[q]) for q in qids]), strict=True))
         for q in qids:
             first = np.array([c.score for c in ex.candidates[q]])
             recall[q] = []

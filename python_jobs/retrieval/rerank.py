@@ -39,7 +39,7 @@ from python_jobs.core.lake import Lake
 from python_jobs.corpus.rerank_scores import ScoreStats, score_pairs
 from python_jobs.page_scoring.pages import read_page_texts
 from python_jobs.page_scoring.rerankers import FUSIONS, fuse, is_trained, load_trained
-from python_jobs.page_scoring.windows import DEFAULT_STRIDE, PageWindows, load_tokenizer, max_by
+from python_jobs.page_scoring.windows import DEFAULT_STRIDE, PageWindows, candidate_scores, load_tokenizer
 from python_jobs.retrieval import (
     INNER,
     Context,
@@ -224,11 +224,7 @@ class RerankRetriever:
                     owner.append((qi, hi))
         flat = score_pairs(self.ctx.home, model, pairs, self.ctx.batch_size, self.ctx.progress, self.score_stats,
                            windows.namespace() if windows else "")
-        # a chunk with no page text scores below every pair (both backends' scores are sigmoids, in [0, 1])
-        out = [np.full(len(hits), -1.0) for hits in candidates]
-        for (qi, hi), s in max_by(owner, flat).items():  # MaxP: a chunk's best page (and window)
-            out[qi][hi] = s
-        return out
+        return candidate_scores(owner, flat, [len(hits) for hits in candidates])  # MaxP: a chunk's best page
 
     def stats(self) -> dict[str, object]:
         inner = self.first.stats().get("rerank", []) if isinstance(self.first, RerankRetriever) else []
