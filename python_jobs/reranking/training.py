@@ -49,7 +49,7 @@ import hashlib
 import json
 import os
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -62,7 +62,7 @@ from python_jobs.core.run_ids import derived_id
 from python_jobs.corpus.encoders import load_trainable_cross_encoder, resolve
 from python_jobs.corpus.lake_chunks import read_chunks, resolve_chunker
 from python_jobs.corpus.rerank_scores import ScoreStats, score_pairs
-from python_jobs.page_scoring.folds import Fold, Pair, fold_of_question, make_folds, training_pairs
+from python_jobs.page_scoring.folds import Fold, Pair, fold_of_question, gold_documents, make_folds, training_pairs
 from python_jobs.page_scoring.pages import normalisation_params, read_page_texts
 from python_jobs.page_scoring.rerankers import FUSION_WEIGHTS, KIND, fuse
 from python_jobs.page_scoring.training import (
@@ -128,9 +128,9 @@ def check_config(cfg: RerankerTrainingConfig) -> None:
         (0 < cfg.window_stride <= 1, "window_stride", f"--window-stride must be in (0, 1], got {cfg.window_stride}"),
         (cfg.negative_windows >= 1, "negative_windows", f"--negative-windows must be >= 1, got {cfg.negative_windows}"),
     ]
-    for ok, field, message in checks:
+    for ok, option, message in checks:
         if not ok:
-            raise InputError(message, field=field)
+            raise InputError(message, field=option)
 
 
 @dataclass
@@ -152,6 +152,9 @@ class Examples:
     windows: PageWindows | None = None  # page windows (MaxP), or None: whole passages
     positive_windows: dict[tuple[str, str, int], list[Pair]] | None = None  # (q, doc, page) -> its evidence windows
     window_stats: dict[str, object] | None = None
+    # question_id -> its gold documents as the rerank retriever reads them (folds.gold_documents), so that the fusion
+    # weight is chosen with each question in the fold that will score it
+    gold_docs: dict[str, frozenset[str]] = field(default_factory=dict)
 
     def positives(self, pairs: list[Pair]) -> list[Pair]:
         """The training positives of these gold pairs: the pairs, or with windows their evidence windows."""
@@ -259,7 +262,7 @@ def prepare(lake: Lake, cfg: RerankerTrainingConfig, progress: bool = True) -> E
     gold_keys = {q: {g.split("\x00", 1)[0] for g in keys} if cfg.passage == "chunk" else keys
                  for q, keys in gold.items()}
     return Examples(pairs, negatives, folds, chunker_id, candidates, gold_keys, windows, positive_windows,
-                    window_stats)
+                    window_stats, gold_documents(evidence))
 
 
 def evidence_windows(windows: PageWindows, pairs: list[Pair], evidence: pl.DataFrame
@@ -346,10 +349,7 @@ def candidate_recall(candidates: list[Candidate], order: list[int], gold: set, k
 def choose_fusion_weights(home: Path, cfg: RerankerTrainingConfig, ex: Examples, model_dir: Path,
                           progress: bool = True) -> dict[int, dict[str, object]]:
     """Each fold's fusion weight, chosen on its training questions (see the module's docstring)."""
-    docs: dict[str, frozenset[str]] = {}
-    for p in ex.pairs:
-        docs[p.question_id] = docs.get(p.question_id, frozenset()) | {p.doc_id}
-    fold_of = {q: fold_of_question(ex.folds, q, docs) for q in sorted(ex.candidates)}
+    fold_of = {q: fold_of_question(ex.folds, q, ex.gold_docs) for q in sorted(ex.candidates)}
     recall: dict[str, list[float]] = {}  # question -> its recall at each weight
     stats = ScoreStats()
     for fold in ex.folds:
