@@ -98,11 +98,7 @@ def send_traces(url: str, n: int = 12, labelled: int = 6, repeated: int = 4, see
     provider.shutdown()
 
     client = Client(base_url=url)
-    deadline = time.monotonic() + 60
-    while len(client.spans.get_spans(project_identifier=PROJECT_NAME, limit=10 * n)) < 3 * n:
-        if time.monotonic() > deadline:
-            pytest.fail(f"Phoenix holds fewer than the {3 * n} spans sent")
-        time.sleep(0.3)
+    _wait_for_spans(client, PROJECT_NAME, 3 * n)
 
     def annotation(span_id: str, name: str, kind: str, score: float, **more) -> dict:
         return {"span_id": span_id, "name": name, "annotator_kind": kind,
@@ -122,6 +118,25 @@ def send_traces(url: str, n: int = 12, labelled: int = 6, repeated: int = 4, see
     return sent
 
 
+def _wait_for_spans(client, project: str, count: int, timeout: float = 60) -> None:
+    """Until Phoenix holds `count` spans in `project`. Phoenix writes spans from a queue after the OTLP request has
+    returned and creates the project with its first span, so on a busy machine a poll can find no project yet (404)
+    though every span was accepted."""
+    import httpx
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if len(client.spans.get_spans(project_identifier=project, limit=10 * count)) >= count:
+                return
+        except httpx.HTTPStatusError as err:
+            if err.response.status_code != 404:
+                raise
+        if time.monotonic() > deadline:
+            pytest.fail(f"Phoenix holds fewer than the {count} spans sent to project {project}")
+        time.sleep(0.3)
+
+
 def send_bad_trace(url: str, project: str) -> str:
     """One trace into `project` whose LLM span has a token count that is text; returns that span's id."""
     from phoenix.otel import register
@@ -136,4 +151,7 @@ def send_bad_trace(url: str, project: str) -> str:
         root.end(end_time=T0 + 2 * 10**8)
     provider.force_flush()
     provider.shutdown()
+    from phoenix.client import Client
+
+    _wait_for_spans(Client(base_url=url), project, 3)
     return format(llm.get_span_context().span_id, "016x")
