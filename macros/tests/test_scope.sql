@@ -2,7 +2,8 @@
     Data tests on the rows a build touched, not on every row every time (dbt's `where` mechanism, applied by the
     project rather than test by test):
     - a test on a lake staging view (stg_lake__<table>) reads only the partitions that are new or changed since the
-      last successful build (stg_lake__partitions against finrag_tested_partitions);
+      last successful build (the table's partitions, read as stg_lake__partitions reads them, against
+      finrag_tested_partitions);
     - a test on an incremental run-versioned model (a run_version column) reads only the runs whose version is not
       among those tested by the last successful build (finrag_tested_runs).
     Only when the environment says FINRAG_TEST_SCOPE=touched: `finrag build` sets it when the project's code is
@@ -51,11 +52,15 @@
         {{ return('') }}
     {%- endif -%}
     {%- if node.name.startswith('stg_lake__') and node.name != 'stg_lake__partitions' -%}
+        {#- the table's partitions from the lake itself, as stg_lake__partitions computes them (the staging model's
+            meta, from the contract), not from that table: the same build may be rebuilding it while this test
+            compiles, since a staging test does not depend on it, and a read between its drop and its rename saw
+            the last build's partitions -#}
+        {%- set part = node.config.meta.lake_partition -%}
         {%- set sql -%}
             select distinct parts.partition_column, parts.partition_value
-            from {{ state.incorporate(path={'identifier': 'stg_lake__partitions'}) }} as parts
-            where parts.table_name = '{{ node.name[10:] }}'
-                and not exists (
+            from ({{ lake_partitions(node.name[10:], part.column, part.has_dataset) }}) as parts
+            where not exists (
                     select 1 from {{ state }} as tested
                     where tested.table_name = parts.table_name
                         and tested.partition_value = parts.partition_value

@@ -83,6 +83,9 @@ def staging_yml(c: Contract) -> dict[str, object]:
             entry["data_tests"] = tests
         columns.append(entry)
     model: dict[str, object] = {"name": f"stg_lake__{c.name}", "description": _doc_ref(table_doc(c.name)),
+                                # how its partitions are read (macro lake_partitions), for its tests' build scope
+                                "config": {"meta": {"lake_partition": {"column": c.partition,
+                                                                       "has_dataset": "dataset" in c.schema}}},
                                 "columns": columns}
     rules = column_rules(c)
     if rules:
