@@ -299,7 +299,14 @@ def main() -> None:
     ap.add_argument("--shape", choices=SHAPES, default="ranked",
                     help="the run files' shape: ranked (a ranker's output) or pooled (lines in no order, scores apart "
                          "from the ranks with ties everywhere, qrels judged over pools of 400 documents)")
+    ap.add_argument("--no-floor", action="store_true",
+                    help="skip the chain's floor (each chain table's rows written again alone: minutes at 1M pooled)")
+    ap.add_argument("--reuse", action="store_true",
+                    help="with --workdir: build the home a previous run landed there again (its files and lake kept; "
+                         "e.g. after a build that ran out of memory, under another FINRAG_DUCKDB_MEMORY_LIMIT)")
     args = ap.parse_args()
+    if args.reuse and not (args.workdir and (args.workdir / "warehouse" / "lake").is_dir()):
+        ap.error("--reuse needs a --workdir where a previous run landed its files (<workdir>/warehouse/lake)")
     global DUCKDB_THREADS
     DUCKDB_THREADS = args.duckdb_threads
     work = args.workdir or Path(tempfile.mkdtemp(prefix="finrag-bench-"))
@@ -308,16 +315,19 @@ def main() -> None:
     try:
         print(f"date {time.strftime('%Y-%m-%d %H:%M')}  load {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} "
               f"{os.getloadavg()[2]:.2f}  cores {os.cpu_count()}  duckdb threads {DUCKDB_THREADS or 'profile'}  "
-              f"shape {args.shape}")
+              f"shape {args.shape}  memory limit {os.environ.get('FINRAG_DUCKDB_MEMORY_LIMIT', 'profile (8GB)')}")
         qrels, run = work / "qrels.txt", work / "run_000.trec"
-        t0 = time.perf_counter()
-        write_qrels(qrels, args.questions, seed=1, shape=args.shape)
-        write_run(run, args.questions, args.results, seed=100, tag="run_000", shape=args.shape)
-        log(f"wrote {args.questions:,} questions x {args.results} results in {time.perf_counter() - t0:.1f}s")
-        w_q, _, _ = finrag(home, "ingest", "trec-qrels", str(qrels), "--dataset", DATASET)
-        w_r, m_r, _ = finrag(home, "ingest", "trec-run", str(run), "--dataset", DATASET, "--run-id", "run_000")
-        print(f"ingest: qrels {w_q:.1f}s ({CPU_SECONDS['ingest trec-qrels']:.1f} CPU-s), run {w_r:.1f}s "
-              f"({CPU_SECONDS['ingest trec-run']:.1f} CPU-s, peak {m_r or float('nan'):.0f} MiB)")
+        if args.reuse:
+            log(f"reusing the files and the lake under {work}: no writing, no landing")
+        else:
+            t0 = time.perf_counter()
+            write_qrels(qrels, args.questions, seed=1, shape=args.shape)
+            write_run(run, args.questions, args.results, seed=100, tag="run_000", shape=args.shape)
+            log(f"wrote {args.questions:,} questions x {args.results} results in {time.perf_counter() - t0:.1f}s")
+            w_q, _, _ = finrag(home, "ingest", "trec-qrels", str(qrels), "--dataset", DATASET)
+            w_r, m_r, _ = finrag(home, "ingest", "trec-run", str(run), "--dataset", DATASET, "--run-id", "run_000")
+            print(f"ingest: qrels {w_q:.1f}s ({CPU_SECONDS['ingest trec-qrels']:.1f} CPU-s), run {w_r:.1f}s "
+                  f"({CPU_SECONDS['ingest trec-run']:.1f} CPU-s, peak {m_r or float('nan'):.0f} MiB)")
         wall, peak, _ = finrag(home, "build")
         build_cpu = CPU_SECONDS["build"]
         models = metric_model_seconds(home)
@@ -328,9 +338,10 @@ def main() -> None:
               f"  ({args.questions:,} x {args.results} = {args.questions * args.results:,} rows)")
         print("  " + ", ".join(f"{name} {seconds:.2f}s" for name, seconds in
                                sorted(metric_model_times(home).items(), key=lambda item: -item[1])))
-        written, scanned = write_floor(home, work)
-        print(f"the chain's floor: writing its tables' rows alone {written:.2f}s, one scan of the lake's results "
-              f"{scanned:.2f}s")
+        written, scanned = (float("nan"), float("nan")) if args.no_floor else write_floor(home, work)
+        if not args.no_floor:
+            print(f"the chain's floor: writing its tables' rows alone {written:.2f}s, one scan of the lake's results "
+                  f"{scanned:.2f}s")
         if args.model_peaks:
             model_peaks(home)
         if args.skip_references and args.sample:
