@@ -73,6 +73,12 @@ def column_rules(c: Contract) -> dict[str, object]:
     return {name: rule for name, rule in rules.items() if rule}
 
 
+def lake_partition(c: Contract) -> dict[str, object]:
+    """How a table's partitions are read (macro lake_partitions' arguments): by stg_lake__partitions, and by the scope
+    of the table's staging tests (macros/tests/test_scope.sql, from the staging model's meta)."""
+    return {"column": c.partition, "has_dataset": "dataset" in c.schema}
+
+
 def staging_yml(c: Contract) -> dict[str, object]:
     columns = []
     for col in c.columns:
@@ -83,9 +89,7 @@ def staging_yml(c: Contract) -> dict[str, object]:
             entry["data_tests"] = tests
         columns.append(entry)
     model: dict[str, object] = {"name": f"stg_lake__{c.name}", "description": _doc_ref(table_doc(c.name)),
-                                # how its partitions are read (macro lake_partitions), for its tests' build scope
-                                "config": {"meta": {"lake_partition": {"column": c.partition,
-                                                                       "has_dataset": "dataset" in c.schema}}},
+                                "config": {"meta": {"lake_partition": lake_partition(c)}},
                                 "columns": columns}
     rules = column_rules(c)
     if rules:
@@ -117,8 +121,9 @@ def staging_sql(c: Contract) -> str:
 def partitions_sql() -> str:
     """One row per table x partition (x dataset on Spark): the lake's own load metadata (macro lake_partitions: from
     the Parquet files' metadata on DuckDB)."""
-    selects = [f"    {{{{ lake_partitions('{c.name}', '{c.partition}', {'dataset' in c.schema}) }}}}"
-               for c in CONTRACTS.values()]
+    args = {name: lake_partition(c) for name, c in CONTRACTS.items()}
+    selects = [f"    {{{{ lake_partitions('{name}', '{a['column']}', {a['has_dataset']}) }}}}"
+               for name, a in args.items()]
     body = "\n    union all\n".join(selects)
     return (f"-- {HEADER}\n"
             "-- A table: every incremental model reads it to version its runs, so it is computed once per build.\n\n"
