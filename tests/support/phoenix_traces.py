@@ -138,7 +138,9 @@ def _wait_for_spans(client, project: str, count: int, timeout: float = 60) -> No
 
 
 def send_bad_trace(url: str, project: str) -> str:
-    """One trace into `project` whose LLM span has a token count that is text; returns that span's id."""
+    """One trace into `project` whose LLM span has a token count that is text; returns that span's id, once Phoenix
+    holds the trace."""
+    from phoenix.client import Client
     from phoenix.otel import register
 
     provider = register(endpoint=f"{url}/v1/traces", project_name=project, batch=False,
@@ -151,7 +153,5 @@ def send_bad_trace(url: str, project: str) -> str:
         root.end(end_time=T0 + 2 * 10**8)
     provider.force_flush()
     provider.shutdown()
-    from phoenix.client import Client
-
     _wait_for_spans(Client(base_url=url), project, 3)
     return format(llm.get_span_context().span_id, "016x")
