@@ -54,6 +54,8 @@ from pathlib import Path
 
 import numpy as np
 
+from python_jobs.warehouse.build_failures import profile_memory_limit
+
 PROJECT = Path(__file__).resolve().parents[2]
 KS = (1, 3, 5, 10, 20, 100)
 DATASET = "bench"
@@ -302,11 +304,14 @@ def main() -> None:
     ap.add_argument("--no-floor", action="store_true",
                     help="skip the chain's floor (each chain table's rows written again alone: minutes at 1M pooled)")
     ap.add_argument("--reuse", action="store_true",
-                    help="with --workdir: build the home a previous run landed there again (its files and lake kept; "
-                         "e.g. after a build that ran out of memory, under another FINRAG_DUCKDB_MEMORY_LIMIT)")
+                    help="with --workdir: build the home a previous run landed there again, whole (--full-refresh; "
+                         "its files and lake kept), e.g. after a build that ran out of memory, under another "
+                         "FINRAG_DUCKDB_MEMORY_LIMIT")
     args = ap.parse_args()
-    if args.reuse and not (args.workdir and (args.workdir / "warehouse" / "lake").is_dir()):
-        ap.error("--reuse needs a --workdir where a previous run landed its files (<workdir>/warehouse/lake)")
+    if args.reuse and not (args.workdir and (args.workdir / "warehouse" / "lake").is_dir()
+                           and (args.workdir / "qrels.txt").exists() and (args.workdir / "run_000.trec").exists()):
+        ap.error("--reuse needs a --workdir where a previous run wrote and landed its files (qrels.txt, run_000.trec, "
+                 "warehouse/lake)")
     global DUCKDB_THREADS
     DUCKDB_THREADS = args.duckdb_threads
     work = args.workdir or Path(tempfile.mkdtemp(prefix="finrag-bench-"))
@@ -315,7 +320,7 @@ def main() -> None:
     try:
         print(f"date {time.strftime('%Y-%m-%d %H:%M')}  load {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} "
               f"{os.getloadavg()[2]:.2f}  cores {os.cpu_count()}  duckdb threads {DUCKDB_THREADS or 'profile'}  "
-              f"shape {args.shape}  memory limit {os.environ.get('FINRAG_DUCKDB_MEMORY_LIMIT', 'profile (8GB)')}")
+              f"shape {args.shape}  memory limit {profile_memory_limit()}")
         qrels, run = work / "qrels.txt", work / "run_000.trec"
         if args.reuse:
             log(f"reusing the files and the lake under {work}: no writing, no landing")
@@ -328,8 +333,10 @@ def main() -> None:
             w_r, m_r, _ = finrag(home, "ingest", "trec-run", str(run), "--dataset", DATASET, "--run-id", "run_000")
             print(f"ingest: qrels {w_q:.1f}s ({CPU_SECONDS['ingest trec-qrels']:.1f} CPU-s), run {w_r:.1f}s "
                   f"({CPU_SECONDS['ingest trec-run']:.1f} CPU-s, peak {m_r or float('nan'):.0f} MiB)")
-        wall, peak, _ = finrag(home, "build")
-        build_cpu = CPU_SECONDS["build"]
+        # a reused home is built whole again (a plain build of an unchanged lake would build nothing)
+        build = ["build", "--full-refresh"] if args.reuse else ["build"]
+        wall, peak, _ = finrag(home, *build)
+        build_cpu = CPU_SECONDS[" ".join(build)]
         models = metric_model_seconds(home)
         chain = chain_model_times(home)
         print(f"finrag build: wall {wall:.2f}s ({build_cpu:.1f} CPU-s), retrieval-metric models {models:.2f}s, "
@@ -338,10 +345,10 @@ def main() -> None:
               f"  ({args.questions:,} x {args.results} = {args.questions * args.results:,} rows)")
         print("  " + ", ".join(f"{name} {seconds:.2f}s" for name, seconds in
                                sorted(metric_model_times(home).items(), key=lambda item: -item[1])))
-        written, scanned = (float("nan"), float("nan")) if args.no_floor else write_floor(home, work)
-        if not args.no_floor:
-            print(f"the chain's floor: writing its tables' rows alone {written:.2f}s, one scan of the lake's results "
-                  f"{scanned:.2f}s")
+        floor = None if args.no_floor else write_floor(home, work)  # (rows written alone, one scan of the results)
+        if floor:
+            print(f"the chain's floor: writing its tables' rows alone {floor[0]:.2f}s, one scan of the lake's results "
+                  f"{floor[1]:.2f}s")
         if args.model_peaks:
             model_peaks(home)
         if args.skip_references and args.sample:
@@ -356,8 +363,8 @@ def main() -> None:
                   f"{sum(chain.values()) / t_ref:.2f}   (target <= 1.0)")
             print("  chain: " + ", ".join(f"{name} {seconds:.2f}s" for name, seconds in
                                           sorted(chain.items(), key=lambda item: -item[1])))
-            print(f"floor under the chain: {written + scanned:.2f}s = {(written + scanned) / t_ref:.2f} x "
-                  "pytrec_eval")
+            if floor:
+                print(f"floor under the chain: {sum(floor):.2f}s = {sum(floor) / t_ref:.2f} x pytrec_eval")
             print(f"ratio finrag build / pytrec_eval = {wall / t_ref:.2f}")
             # the floor under that ratio: the same first build with no rows at all (dbt start-up and parse, every
             # model and data test, publishing), which no model design can go below
@@ -368,9 +375,9 @@ def main() -> None:
                   f"{w_empty / t_ref:.2f} x pytrec_eval")
             # dbt's own cost of each chain model (compile, its statements, the incremental hooks) on no rows
             empty_chain = sum(chain_model_times(empty).values())
-            print(f"floor: the retrieval chain on that empty lake {empty_chain:.2f}s; with writing and scanning the "
-                  f"rows {empty_chain + written + scanned:.2f}s = {(empty_chain + written + scanned) / t_ref:.2f} x "
-                  "pytrec_eval")
+            print(f"floor: the retrieval chain on that empty lake {empty_chain:.2f}s" + (
+                f"; with writing and scanning the rows {empty_chain + sum(floor):.2f}s = "
+                f"{(empty_chain + sum(floor)) / t_ref:.2f} x pytrec_eval" if floor else ""))
             print(f"load average now {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}")
         if args.incremental_runs:
             for i in range(1, args.incremental_runs + 1):
