@@ -29,7 +29,11 @@ positioned_results as (
 
 ),
 
--- the run's judged units: its dataset's qrels, of its chunker, of its splits' questions
+-- the run's judged units: its dataset's qrels, of its chunker, of its splits' questions. Not materialized: each
+-- granularity's left join below reads its own granularity's judgments, and DuckDB holds the smaller side of each join
+-- in memory (a ranker's qrels judges a few units per question: the judgments; a pooled qrels hundreds: the shown
+-- results). Holding every judgment (materialized: 7.1 GB at 100k pooled questions) or every shown unit (a filter of
+-- the judgments by the shown units: 2.3 GB at 250k ranked questions, out of memory at 1M under 8 GB) costs more
 run_judged as {{ not_materialized() }} (
 
     {{ retrieval_run_judged_units('runs') }}
@@ -75,49 +79,6 @@ ranked_pages as (
 
 ),
 
--- the units the shown results are (chunk, doc) or cover (page): only their judgments are read further (a pooled
--- qrels judges hundreds of documents per question, of which the top 20 results meet a few)
-shown_units as (
-
-    select
-        run_id,
-        question_id,
-        'chunk' as granularity,
-        unit_id
-    from positioned_results
-    union all
-    select
-        run_id,
-        question_id,
-        'doc' as granularity,
-        doc_id as unit_id
-    from positioned_results
-    union all
-    select
-        run_id,
-        question_id,
-        'page' as granularity,
-        unit_id
-    from ranked_pages
-
-),
-
-judged as (
-
-    select run_judged.*
-    from run_judged
-    where exists (
-            select 1
-            from shown_units
-            where
-                run_judged.run_id = shown_units.run_id
-                and run_judged.question_id = shown_units.question_id
-                and run_judged.granularity = shown_units.granularity
-                and run_judged.unit_id = shown_units.unit_id
-        )
-
-),
-
 -- each granularity's unit of a result is found its own way (chunk: the result; doc: its doc_id; page: the pages it
 -- covers), so the judged units are joined once per granularity by name, not in a loop over granularities()
 -- a result's page rank is its best-ranked page's, its page relevance the best relevance among its pages
@@ -128,7 +89,7 @@ result_pages as (
         positioned_results.question_id,
         positioned_results.result_position,
         min(ranked_pages.unit_rank) as page_rank,
-        max(judged.relevance) as page_relevance
+        max(page_judged.relevance) as page_relevance
     from positioned_results
     inner join ranked_pages
         on positioned_results.run_id = ranked_pages.run_id
@@ -137,11 +98,11 @@ result_pages as (
         and ranked_pages.page_number
         between positioned_results.page_start
         and {{ chunk_last_page('positioned_results.page_start', 'positioned_results.page_end') }}
-    left join judged
-        on ranked_pages.run_id = judged.run_id
-        and ranked_pages.question_id = judged.question_id
-        and judged.granularity = 'page'
-        and ranked_pages.unit_id = judged.unit_id
+    left join run_judged as page_judged
+        on ranked_pages.run_id = page_judged.run_id
+        and ranked_pages.question_id = page_judged.question_id
+        and page_judged.granularity = 'page'
+        and ranked_pages.unit_id = page_judged.unit_id
     group by positioned_results.run_id, positioned_results.question_id, positioned_results.result_position
 
 ),
@@ -180,12 +141,12 @@ final as (
         on positioned_results.run_id = ranked_docs.run_id
         and positioned_results.question_id = ranked_docs.question_id
         and positioned_results.doc_id = ranked_docs.doc_id
-    left join judged as chunk_judged
+    left join run_judged as chunk_judged
         on positioned_results.run_id = chunk_judged.run_id
         and positioned_results.question_id = chunk_judged.question_id
         and chunk_judged.granularity = 'chunk'
         and positioned_results.unit_id = chunk_judged.unit_id
-    left join judged as doc_judged
+    left join run_judged as doc_judged
         on positioned_results.run_id = doc_judged.run_id
         and positioned_results.question_id = doc_judged.question_id
         and doc_judged.granularity = 'doc'
