@@ -18,8 +18,8 @@ traffic - defined once here and exposed to SQL by the dbt-duckdb plugin and the 
     the two samples independent: different questions, as two versions' traffic is.
   The settings are the paired tests' (vars run_comparison_resamples / _seed / _level): one home for both.
 
-Randomness: each run's resamples come from a numpy Generator seeded with (seed, n, stream) - stream 2 for run A's
-sample, 3 for run B's (0 and 1 are the paired tests') - so a comparison's result depends only on its two samples,
+Randomness: each run's resamples come from numpy Generators seeded with (seed, n, stream, block) - stream 2 for run
+A's sample, 3 for run B's (0 and 1 are the paired tests') - so a comparison's result depends only on its two samples,
 the settings and the seed, never on the other comparisons of its batch; comparisons with the same (n_a, n_b) are
 resampled together as matrix products (python_jobs/stats/paired_tests.py's resample_means).
 """

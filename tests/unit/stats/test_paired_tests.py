@@ -171,3 +171,25 @@ def test_sql_function_equals_python() -> None:
                            "paired_tests(null, 10000, 10000, 1, 0.95)").fetchone() == (None, None)
     finally:
         con.close()
+
+
+@pytest.mark.parametrize("m", [1, 3])
+def test_blocks_drawn_in_parallel_give_the_serial_result(m: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """5,000 questions: 48 blocks of draws, each from its own generator into its own slice, so the cores a machine
+    has (threads or not) change nothing, bit for bit; the interval is still the bootstrap's (scipy, Monte-Carlo
+    error as above)."""
+    from python_jobs.stats import paired_tests as module
+
+    a, b = score_pairs(7, 5000, "continuous")
+    diffs = np.column_stack([b - a + 0.01 * j for j in range(m)])
+    monkeypatch.setattr(module, "_WORKERS", 1)
+    serial = module.resample_means(diffs, SETTINGS["resamples"], SETTINGS["seed"], 0)
+    monkeypatch.setattr(module, "_WORKERS", 2)
+    parallel = module.resample_means(diffs, SETTINGS["resamples"], SETTINGS["seed"], 0)
+    assert np.array_equal(serial, parallel)
+    low, high = module.percentile_interval(parallel, SETTINGS["level"])
+    reference = scipy.stats.bootstrap((diffs[:, 0],), np.mean, n_resamples=SETTINGS["resamples"], method="percentile",
+                                      confidence_level=SETTINGS["level"], rng=np.random.default_rng(7))
+    standard_error = diffs[:, 0].std(ddof=1) / math.sqrt(5000)
+    assert low[0] == pytest.approx(reference.confidence_interval.low, abs=0.2 * standard_error)
+    assert high[0] == pytest.approx(reference.confidence_interval.high, abs=0.2 * standard_error)

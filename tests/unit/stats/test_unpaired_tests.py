@@ -73,16 +73,18 @@ def test_empty_samples_have_no_statistics() -> None:
 
 
 def test_the_interval_is_a_bootstrap_of_the_difference_of_means() -> None:
-    """A plain loop over the same seeded draws (one generator per run, seeded (seed, n, stream)) gives the same ends;
+    """A plain loop over the same seeded draws (one generator per run, seeded (seed, n, stream, 0)) gives the same ends;
     scipy.stats.bootstrap(method='percentile') of the difference of means, resampling each sample on its own, gives
     the same within Monte-Carlo error."""
     a, b = samples(2)[9]  # continuous, 60 and 17 questions
     got = welch_tests(a, b, RESAMPLES, SEED, LEVEL)
     assert got is not None
     means = []
-    rng_a, rng_b = (np.random.default_rng([SEED, len(x), stream]) for x, stream in ((a, 2), (b, 3)))
-    draws_a = rng_a.integers(0, len(a), size=(RESAMPLES, len(a)))
-    draws_b = rng_b.integers(0, len(b), size=(RESAMPLES, len(b)))
+    # one block of draws each (60 and 17 questions x 10,000 resamples < 2^20), its generator seeded (seed, n, stream,
+    # block 0), and indices as the narrowest unsigned type that holds them (uint16 here), as the function draws them
+    rng_a, rng_b = (np.random.default_rng([SEED, len(x), stream, 0]) for x, stream in ((a, 2), (b, 3)))
+    draws_a = rng_a.integers(0, len(a), size=(RESAMPLES, len(a)), dtype=np.uint16)
+    draws_b = rng_b.integers(0, len(b), size=(RESAMPLES, len(b)), dtype=np.uint16)
     for pick_a, pick_b in zip(draws_a, draws_b, strict=True):
         means.append(np.mean(np.array(b)[pick_b]) - np.mean(np.array(a)[pick_a]))
     low, high = np.quantile(means, [(1 - LEVEL) / 2, (1 + LEVEL) / 2])
