@@ -8,7 +8,8 @@
 #   windows scored by their best, MaxP); STRIDE (the windows' step, default 0.5); MAX_LENGTH (default 256);
 #   PAGE_SCORER=1 (also train and run the page scorer, ~15 min more); CASCADE=1 (also the cascade run);
 #   MULTI_HYDE=1 (Multi-HyDE + reranker: multi_hyde as the rerank's first stage; calls the LLM);
-#   NICE (the runs' niceness, default 10).
+#   NICE (the runs' niceness, default 10); BASE_MODEL (what the reranker is fine-tuned from: a local cross-encoder, as
+#   bench/reranker/pretrain_tatqa.py saves one; default the packaged MiniLM).
 set -euo pipefail
 : "${FINRAG_HOME:?set FINRAG_HOME to a home}"
 export FINRAG_HOME HF_HUB_OFFLINE=1
@@ -36,7 +37,8 @@ t $F retrieve --retriever dense --dataset financebench --k 5 --condition oracle_
 # (its training also chooses each fold's fusion weight on the fold's training questions and caches their scores)
 W=--page-windows; [ "${WINDOWS:-1}" = 0 ] && W=--whole-pages
 R=$(t $F train-reranker --dataset financebench --passage page --folds 3 --epochs "${EPOCHS:-2}" --negatives 5 \
-    --batch-size 8 --learning-rate 1e-4 $W --window-stride "${STRIDE:-0.5}" --max-length "${MAX_LENGTH:-256}" --quiet)
+    --batch-size 8 --learning-rate 1e-4 --base-model "${BASE_MODEL:-all-MiniLM-L6-v2}" $W \
+    --window-stride "${STRIDE:-0.5}" --max-length "${MAX_LENGTH:-256}" --quiet)
 echo "reranker training: $R" >&2
 t $F retrieve --retriever rerank --reranker "trained:$R" --rerank-passage page --dataset financebench --k 5
 t $F retrieve --retriever rerank --reranker "trained:$R" --rerank-passage page --rerank-fusion trained \
