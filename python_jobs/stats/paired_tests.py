@@ -121,9 +121,10 @@ def resample_means(values: np.ndarray, resamples: int, seed: int, stream: int) -
 
 def _in_parallel(work: Callable[[int], None], blocks: int) -> None:
     """work(0 .. blocks-1) on the machine's cores. Each block has its own generator and its own slice of the
-    output, so the result is the same in any order; numpy draws and counts without the GIL, and BLAS is held to one
-    thread a block meanwhile (its own threads would only compete with the blocks'): at 5,000 questions this halves
-    the resampling on 2 cores."""
+    output, so the result is the same in any order and on any number of cores (to the last bits where a block
+    multiplies by BLAS, whose sums' order may follow its thread count); numpy draws and counts without the GIL, and
+    BLAS is held to one thread a block meanwhile (its own threads would only compete with the blocks'): at 5,000
+    questions this halves the resampling on 2 cores."""
     if blocks < 2 or _WORKERS < 2:
         for b in range(blocks):
             work(b)
