@@ -121,11 +121,11 @@ def resample_means(values: np.ndarray, resamples: int, seed: int, stream: int) -
 
 def _in_parallel(work: Callable[[int], None], blocks: int) -> None:
     """work(0 .. blocks-1) on the machine's cores. Each block has its own generator and its own slice of the
-    output, so the result is the same in any order and on any number of cores (to the last bits where a block
-    multiplies by BLAS, whose sums' order may follow its thread count); numpy draws and counts without the GIL, and
-    BLAS is held to one thread a block meanwhile (its own threads would only compete with the blocks'): at 5,000
-    questions this halves the resampling on 2 cores."""
-    if blocks < 2 or _WORKERS < 2:
+    output, and BLAS is held to one thread a block whether the blocks run in the pool or one after another, so a
+    block's sums come in one order and the result is the same, bit for bit, on any number of cores; numpy draws and
+    counts without the GIL (BLAS's own threads would only compete with the blocks'): at 5,000 questions this halves
+    the resampling on 2 cores."""
+    if blocks < 2:
         for b in range(blocks):
             work(b)
         return
@@ -133,8 +133,13 @@ def _in_parallel(work: Callable[[int], None], blocks: int) -> None:
 
     from threadpoolctl import threadpool_limits
 
-    with threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(min(_WORKERS, blocks)) as pool:
-        list(pool.map(work, range(blocks)))
+    with threadpool_limits(1, user_api="blas"):
+        if _WORKERS < 2:
+            for b in range(blocks):
+                work(b)
+            return
+        with ThreadPoolExecutor(min(_WORKERS, blocks)) as pool:
+            list(pool.map(work, range(blocks)))
 
 
 def percentile_interval(means: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
