@@ -14,10 +14,10 @@ figure, not another page of the same filing).
 Pairs, per question of TAT-QA's dev and test_gold files (test has no labels): positives are the paragraphs it uses
 and, when it reads the table, the table (one row a line, cells joined by " | "); negatives are the context's other
 paragraphs (up to --negatives), the table when the answer is from the text alone, and one paragraph of another
-context (another company: the easy negative). The loss is the reranker's (binary cross-entropy, positives weighted
-by the negatives-to-positives ratio), with the same trainer arguments and seeding as `finrag train-reranker`
-(python_jobs/reranking/training.py); the model is saved as a sentence-transformers CrossEncoder directory, which
-`--base-model` takes as a local path. Not run in CI.
+context (another company: the easy negative). They are fine-tuned by `finrag train-reranker`'s own fold trainer
+(python_jobs/reranking/training.py's `fine_tune`: the same loss, trainer arguments and seeding), on all pairs at
+once; the model is saved as a sentence-transformers CrossEncoder directory, which `--base-model` takes as a local
+path. Not run in CI.
 """
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ import json
 import random
 import time
 from pathlib import Path
+
+from python_jobs.page_scoring.folds import Pair
 
 ROOT = Path(__file__).resolve().parents[2]
 TATQA = ROOT.parent / "shared" / "data" / "tatqa"
@@ -38,29 +40,32 @@ def table_text(table: list[list[str]]) -> str:
     return "\n".join(r for r in rows if r)
 
 
-def pairs(seed: int, negatives: int, limit: int | None) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-    """(positives, negatives) as (question, passage) pairs, from every labelled TAT-QA question."""
+def pairs(seed: int, negatives: int, limit: int | None) -> tuple[list[Pair], list[Pair]]:
+    """(positives, negatives) from every labelled TAT-QA question, as the reranker's training pairs: the context's
+    uid for the document, a paragraph's order (0 for the table) for the page."""
     rng = random.Random(seed)
     contexts = [c for name in FILES for c in json.loads((TATQA / name).read_text())]
-    pos: list[tuple[str, str]] = []
-    neg: list[tuple[str, str]] = []
+    pos: list[Pair] = []
+    neg: list[Pair] = []
     for ci, ctx in enumerate(contexts):
+        doc = ctx["table"]["uid"]
         paragraphs = {str(p["order"]): p["text"] for p in ctx["paragraphs"]}
         table = table_text(ctx["table"]["table"])
         for q in ctx["questions"]:
             rel = {str(r) for r in q.get("rel_paragraphs") or []}
-            question = q["question"]
+            uid, question = q["uid"], q["question"]
             uses_table = q.get("answer_from") in ("table", "table-text")
-            pos += [(question, paragraphs[r]) for r in sorted(rel) if r in paragraphs]
+            pos += [Pair(uid, doc, int(o), question, paragraphs[o]) for o in sorted(rel) if o in paragraphs]
             if uses_table:
-                pos.append((question, table))
-            others = [t for o, t in paragraphs.items() if o not in rel]
+                pos.append(Pair(uid, doc, 0, question, table))
+            others = [(o, t) for o, t in paragraphs.items() if o not in rel]
             rng.shuffle(others)
-            neg += [(question, t) for t in others[:negatives]]
+            neg += [Pair(uid, doc, int(o), question, t) for o, t in others[:negatives]]
             if not uses_table:
-                neg.append((question, table))
+                neg.append(Pair(uid, doc, 0, question, table))
             other = contexts[(ci + 1 + rng.randrange(len(contexts) - 1)) % len(contexts)]
-            neg.append((question, rng.choice(other["paragraphs"])["text"]))
+            paragraph = rng.choice(other["paragraphs"])
+            neg.append(Pair(uid, other["table"]["uid"], paragraph["order"], question, paragraph["text"]))
             if limit and len(pos) >= limit:
                 return pos, neg
     return pos, neg
@@ -79,31 +84,18 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=None, help="stop after this many positives (a quick check)")
     args = ap.parse_args()
 
-    import torch
-    from datasets import Dataset
-    from sentence_transformers.cross_encoder import CrossEncoderTrainer, CrossEncoderTrainingArguments
-    from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
-
-    from python_jobs.corpus.encoders import load_trainable_cross_encoder
-    from python_jobs.page_scoring.training import run_trainer, seeded, trainer_arguments
+    from python_jobs.reranking.training import RerankerTrainingConfig, fine_tune
 
     pos, neg = pairs(args.seed, args.negatives, args.limit)
     print(f"TAT-QA pairs: {len(pos)} positives, {len(neg)} negatives", flush=True)
+    cfg = RerankerTrainingConfig(dataset="tatqa", base_model=args.base_model, epochs=args.epochs,
+                                 batch_size=args.batch_size, learning_rate=args.learning_rate,
+                                 max_length=args.max_length, seed=args.seed)
     t0 = time.perf_counter()
-    with seeded(args.seed):
-        _, model = load_trainable_cross_encoder(args.base_model, args.max_length)
-        data = Dataset.from_dict({"query": [q for q, _ in pos + neg], "passage": [p for _, p in pos + neg],
-                                  "label": [1.0] * len(pos) + [0.0] * len(neg)})
-        work = args.out.with_name(args.out.name + ".work")
-        targs = trainer_arguments(CrossEncoderTrainingArguments, work, args.epochs, args.batch_size,
-                                  args.learning_rate, 0.1, args.seed)
-        trainer = CrossEncoderTrainer(model=model, args=targs, train_dataset=data,
-                                      loss=BinaryCrossEntropyLoss(model, pos_weight=torch.tensor(len(neg) / len(pos))))
-        losses = run_trainer(trainer, "pretrain on TAT-QA", True)
-        model.save(str(args.out), create_model_card=False)
+    losses, _, _ = fine_tune(cfg, pos, neg, args.out, args.out.with_name(args.out.name + ".work"),
+                             desc="pretrain on TAT-QA")
     print(f"saved {args.out}: epoch losses {', '.join(f'{x:.4f}' for x in losses)}, "
           f"{time.perf_counter() - t0:.0f} s", flush=True)
-
 
 if __name__ == "__main__":
     main()
