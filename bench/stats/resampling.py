@@ -13,8 +13,9 @@ slices are) it times, best of --repeats:
 - scipy: `scipy.stats.bootstrap(method='percentile', vectorized=True)` on each comparison (the same estimator:
   paired_tests.py's docstring) and `scipy.stats.permutation_test(permutation_type='samples')` of the paired means
   (under the null each pair's two scores swap: a sign flip of the difference), with the same counts of resamples;
-- plain numpy: the straightforward draw (int64 indices, one comparison's gather and mean) - what the module did
-  before 281b304.
+- plain numpy: the textbook draw, comparison by comparison (int64 indices, gather, mean). Not the module before
+  281b304, which counted the picks of one int64 draw for all comparisons at once (bench/reads has that before
+  and after, in compare's and gate's own wall time).
 
 It prints each time, ours / scipy and ours / plain numpy, and checks that each interval end is within Monte-Carlo
 error of scipy's (a few standard errors of the mean difference / sqrt(resamples)). Not run in CI.
