@@ -31,7 +31,7 @@ import yaml
 from python_jobs.core.config import PROJECT_DIR
 from python_jobs.core.errors import InputError
 from python_jobs.core.rules import GRANULARITIES
-from python_jobs.marts.published import published_connection, tables_named
+from python_jobs.marts.published import published_connection, run
 from python_jobs.marts.reports import query_marts
 from python_jobs.stats import paired_tests, unpaired_tests
 
@@ -59,17 +59,17 @@ def scored_runs(run_ids: Sequence[str], con: duckdb.DuckDBPyConnection | None = 
     on `con`, a reader's published connection (python_jobs/marts/queries.py) that holds one published state."""
     marks = ", ".join("?" for _ in run_ids)
     sql = f"select distinct run_id, run_kind, dataset from fct_run_metric_stats where run_id in ({marks})"
-    frame = query_marts(sql, list(run_ids)) if con is None else con.sql(sql, params=list(run_ids)).pl()
+    frame = query_marts(sql, list(run_ids)) if con is None else run(con, sql, list(run_ids))
     return {run: (kind, dataset) for run, kind, dataset in frame.iter_rows()}
 
 
-def _check_pair(run_a: str, run_b: str) -> None:
+def _check_pair(run_a: str, run_b: str, con: duckdb.DuckDBPyConnection) -> None:
     if run_a == run_b:
         raise InputError("run A and run B are the same run", field="run_b")
-    runs = scored_runs([run_a, run_b])
-    for flag, run in (("--run-a", run_a), ("--run-b", run_b)):
-        if run not in runs:
-            raise InputError(f"{flag} {run!r} {NO_SCORES}", field=flag.lstrip("-").replace("-", "_"))
+    runs = scored_runs([run_a, run_b], con)
+    for flag, run_id in (("--run-a", run_a), ("--run-b", run_b)):
+        if run_id not in runs:
+            raise InputError(f"{flag} {run_id!r} {NO_SCORES}", field=flag.lstrip("-").replace("-", "_"))
     (kind_a, dataset_a), (kind_b, dataset_b) = runs[run_a], runs[run_b]
     if kind_a != kind_b:
         raise InputError(f"{run_a!r} is {_KIND_NAMES.get(kind_a, kind_a)} and {run_b!r} is "
@@ -217,20 +217,25 @@ _ON_DEMAND = """
 
 
 def compare_on_demand(run_a: str, run_b: str, metrics: Sequence[str] = (), granularity: str | None = None,
-                      ks: Sequence[int] = ()) -> pl.DataFrame:
+                      ks: Sequence[int] = (), con: duckdb.DuckDBPyConnection | None = None) -> pl.DataFrame:
     """The comparisons of B with A (B - A) computed now from the published per-question scores, with the functions
     the build registers (see the module docstring): every metric, granularity and k, or those asked for (a k filters
-    retrieval rows only); the columns of mart_run_comparison."""
-    _check_pair(run_a, run_b)
+    retrieval rows only); the columns of mart_run_comparison. On `con`, a reader's published connection, or on one
+    of its own."""
+    if con is None:
+        with published_connection(tables=()) as own:
+            return compare_on_demand(run_a, run_b, metrics, granularity, ks, own)
+    _check_pair(run_a, run_b, con)
+    # the t-test's scipy.special loads while DuckDB reads the scores (it releases the GIL)
+    paired_tests.prefetch_t_distribution()
     settings = comparison_settings()
-    with published_connection(tables=tables_named(_ON_DEMAND), strict=False) as con:
-        paired_tests.register_duckdb_functions(con)
-        unpaired_tests.register_duckdb_functions(con)
-        frame = con.sql(_ON_DEMAND, params={"unpaired": unpaired_tests.UNPAIRED,
-            "run_a": run_a, "run_b": run_b, "metrics": list(metrics), "granularity": granularity,
-            "ks": [int(k) for k in ks], "resamples": int(settings["resamples"]),
-            "sign_flips": int(settings["sign_flips"]), "seed": int(settings["seed"]),
-            "level": float(settings["level"])}).pl()
+    paired_tests.register_duckdb_functions(con)
+    unpaired_tests.register_duckdb_functions(con)
+    frame = run(con, _ON_DEMAND, {"unpaired": unpaired_tests.UNPAIRED,
+        "run_a": run_a, "run_b": run_b, "metrics": list(metrics), "granularity": granularity,
+        "ks": [int(k) for k in ks], "resamples": int(settings["resamples"]),
+        "sign_flips": int(settings["sign_flips"]), "seed": int(settings["seed"]),
+        "level": float(settings["level"])})
     if frame.is_empty():
         asked = metrics or granularity or ks
         raise InputError(f"{run_a!r} and {run_b!r} have no metric both were scored on"
@@ -245,15 +250,16 @@ def run_comparison(run_a: str, run_b: str, metrics: Sequence[str] = (), granular
     if granularity is not None and granularity not in GRANULARITIES:
         raise InputError(f"granularity {granularity!r} is not one of {', '.join(GRANULARITIES)}", field="granularity")
     select = ", ".join(f"comparison.{c}" for c in COLUMNS)
-    frame = query_marts(f"""
-        select {select}, 'mart' as source
-        from mart_run_comparison as comparison
-        where comparison.run_a = ? and comparison.run_b = ?
-    """, [run_a, run_b])
-    if frame.is_empty():
-        frame = (compare_on_demand(run_a, run_b, metrics, granularity, ks).select(*COLUMNS)
-                 .with_columns(source=pl.lit("on demand")))
-    order = query_marts("select metric, display_order from dim_metrics")
+    with published_connection(tables=()) as con:  # one connection and one published state for the whole read
+        frame = run(con, f"""
+            select {select}, 'mart' as source
+            from mart_run_comparison as comparison
+            where comparison.run_a = ? and comparison.run_b = ?
+        """, [run_a, run_b])
+        if frame.is_empty():
+            frame = (compare_on_demand(run_a, run_b, metrics, granularity, ks, con).select(*COLUMNS)
+                     .with_columns(source=pl.lit("on demand")))
+        order = run(con, "select metric, display_order from dim_metrics")
     frame = (frame.join(order, on="metric", how="left")
              .with_columns(pl.col("granularity").replace_strict(list(GRANULARITIES), list(range(len(GRANULARITIES))),
                                                                default=None, return_dtype=pl.Int64)

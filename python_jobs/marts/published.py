@@ -8,14 +8,16 @@ hold the lock a build needs). File access is limited to the exports directory be
 table functions cannot read other files (`read_text('/etc/passwd')`) and nothing can be written.
 
 A view is made only for the published tables a query's words name (`tables_named`): binding a view reads its files'
-Parquet footers, and a warehouse of a hundred runs publishes thousands of files that one query does not read.
+Parquet footers, and a warehouse of a hundred runs publishes thousands of files that one query does not read. A
+reader that runs several queries on one connection (`finrag compare`, the gate) opens it with no view and lets `run`
+make each query's views as it comes: one connection and one manifest for the whole read, no view it does not use.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 import duckdb
@@ -82,12 +84,17 @@ def tables_named(sql: str) -> set[str]:
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
 
 
+# an open published connection's manifest (table -> files) and the views made on it so far, for `run`'s views
+_OPEN: dict[int, tuple[dict[str, list], set[str]]] = {}
+
+
 @contextmanager
 def published_connection(home: str | os.PathLike[str] | None = None, tables: Iterable[str] | None = None,
                          strict: bool = True) -> Iterator[duckdb.DuckDBPyConnection]:
     """An in-memory DuckDB with a view per published table over the files of one manifest (`tables`: those only;
-    one that is not published is a NotPublished error, or with strict=False left for the query to report).
-    PublishError when nothing is published or it is stale."""
+    one that is not published is a NotPublished error, or with strict=False left for the query to report; `run` on
+    the connection makes the views of the other published tables its query names). PublishError when nothing is
+    published or it is stale."""
     h = warehouse_home(home)
     published = published_tables(h)
     wanted = list(published) if tables is None else [n for n in dict.fromkeys(tables) if n in published]
@@ -99,18 +106,32 @@ def published_connection(home: str | os.PathLike[str] | None = None, tables: Ite
         con.execute(f"set allowed_directories = [{_literal(str(exports_dir(h)) + '/')}]")
         con.execute("set enable_external_access = false")
         con.execute("set enable_progress_bar = false")
-        for name in wanted:
-            paths = ", ".join(_literal(str(f)) for f in published[name])
-            con.execute(f'create view "{name}" as select * from read_parquet([{paths}], union_by_name = true)')
+        made: set[str] = set()
+        _OPEN[id(con)] = (published, made)
+        _make_views(con, wanted)
         yield con
     finally:
+        _OPEN.pop(id(con), None)
         con.close()
 
 
-def run(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[object] = ()) -> pl.DataFrame:
-    """A query on an open published connection; a table it names that is not published is NotPublished."""
+def _make_views(con: duckdb.DuckDBPyConnection, names: Iterable[str]) -> None:
+    published, made = _OPEN[id(con)]
+    for name in names:
+        if name in published and name not in made:
+            paths = ", ".join(_literal(str(f)) for f in published[name])
+            con.execute(f'create view "{name}" as select * from read_parquet([{paths}], union_by_name = true)')
+            made.add(name)
+
+
+def run(con: duckdb.DuckDBPyConnection, sql: str,
+        params: Sequence[object] | Mapping[str, object] = ()) -> pl.DataFrame:
+    """A query on an open published connection (positional or named parameters), with a view for each published
+    table it names that the connection has none of yet; a table it names that is not published is NotPublished."""
+    if id(con) in _OPEN:
+        _make_views(con, tables_named(sql))
     try:
-        return con.sql(sql, params=list(params)).pl()
+        return con.sql(sql, params=dict(params) if isinstance(params, Mapping) else list(params)).pl()
     except duckdb.CatalogException as exc:
         raise not_published(exc) from None
 

@@ -31,8 +31,11 @@ comparisons costs a few BLAS calls instead of 2,048 Python loops.
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import os
+import sys
+import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -69,6 +72,15 @@ def _blocks(rows: int, n: int) -> Iterator[int]:
 
 def _generator(seed: int, n: int, stream: int, block: int = 0) -> np.random.Generator:
     return np.random.default_rng([seed, n, stream, block])
+
+
+def prefetch_t_distribution() -> None:
+    """Start importing scipy.special (the t-test's `stdtr`, ~0.15 s: it clones numpy's namespace for its array API)
+    on a thread of its own while the caller reads scores: DuckDB's reads and numpy's draws release the GIL, so a read
+    verb (`finrag compare` on demand, the gate) pays little of it. Not a daemon: exiting waits for the import rather
+    than stopping it half done."""
+    if "scipy.special" not in sys.modules:
+        threading.Thread(target=importlib.import_module, args=("scipy.special",), name="import scipy.special").start()
 
 
 def _t_test(diffs: np.ndarray) -> np.ndarray:

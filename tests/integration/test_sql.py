@@ -124,3 +124,22 @@ def test_a_duckdb_query_is_checked_without_sqlglot(built: Path) -> None:
     assert refused.returncode == 2 and "read-only" in refused.stderr and "not DELETE" in refused.stderr, refused.stderr
     words = sql(built, "select 'delete' as word from tasks limit 1", "--format", "csv")
     assert words.returncode == 0 and words.stdout.splitlines() == ["word", "delete"], words.stderr
+
+
+def test_a_connection_opened_without_views_makes_each_querys_views(built: Path) -> None:
+    # compare and the gate open one connection for several queries: `run` makes the views each one names, once
+    from python_jobs.marts.published import NotPublished, published_connection, run
+
+    def views(con: duckdb.DuckDBPyConnection) -> set[str]:
+        return {r[0] for r in con.sql("select view_name from duckdb_views() where not internal").fetchall()}
+
+    with published_connection(built, tables=()) as con:
+        assert views(con) == set()
+        assert run(con, "select count(*) as n from tasks")["n"].to_list() == [5]
+        assert run(con, "select count(*) as n from tasks where task <> $task", {"task": "none"})["n"].to_list() == [5]
+        assert run(con, "select count(*) as n from omnieval_topics where level = ?", [1])["n"].to_list() == [5]
+        assert views(con) == {"tasks", "omnieval_topics"}
+        with pytest.raises(NotPublished, match="no_such_mart is not published"):
+            run(con, "select * from no_such_mart")
+        with pytest.raises(duckdb.PermissionException, match="disabled by configuration"):
+            run(con, "select * from read_text('/etc/passwd')")
