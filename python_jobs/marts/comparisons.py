@@ -33,7 +33,7 @@ from python_jobs.core.errors import InputError
 from python_jobs.core.rules import GRANULARITIES
 from python_jobs.marts.published import published_connection, run
 from python_jobs.marts.reports import query_marts
-from python_jobs.stats import paired_tests, unpaired_tests
+from python_jobs.stats import paired_tests, sql_functions, unpaired_tests
 
 COLUMNS = ("run_a", "run_b", "run_kind", "dataset", "metric", "granularity", "k", "role", "stat_test", "n_questions",
            "n_a", "n_b", "mean_a", "mean_b", "delta", "wins", "ties", "losses", "ci_low", "ci_high", "p_ttest",
@@ -229,8 +229,9 @@ def compare_on_demand(run_a: str, run_b: str, metrics: Sequence[str] = (), granu
     # the t-test's scipy.special loads while DuckDB reads the scores (it releases the GIL)
     paired_tests.prefetch_t_distribution()
     settings = comparison_settings()
-    paired_tests.register_duckdb_functions(con)
-    unpaired_tests.register_duckdb_functions(con)
+    existing = sql_functions.scalar_functions(con)
+    paired_tests.register_duckdb_functions(con, existing)
+    unpaired_tests.register_duckdb_functions(con, existing)
     frame = run(con, _ON_DEMAND, {"unpaired": unpaired_tests.UNPAIRED,
         "run_a": run_a, "run_b": run_b, "metrics": list(metrics), "granularity": granularity,
         "ks": [int(k) for k in ks], "resamples": int(settings["resamples"]),

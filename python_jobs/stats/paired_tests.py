@@ -37,7 +37,7 @@ import os
 import sys
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -376,15 +376,15 @@ def _arrow_tukey(mean_diff, mse, n_a, n_b, k, df):
     return arrow_array(p, pa.float64(), mask=np.isnan(p))
 
 
-def register_duckdb_functions(conn) -> None:
+def register_duckdb_functions(conn, existing: Collection[str] | None = None) -> None:
     """`paired_tests(diffs DOUBLE[], resamples INTEGER, sign_flips INTEGER, seed BIGINT, level DOUBLE)` returning
     STRUCT(ci_low, ci_high, p_ttest, p_randomization DOUBLE, randomization_exact BOOLEAN); NULL for an empty or NULL
-    list. Called by the dbt-duckdb plugin for every connection."""
+    list. Called by the dbt-duckdb plugin for every connection; `existing`: the connection's scalar functions, when
+    the caller has read them (sql_functions.scalar_functions)."""
     import duckdb
     from duckdb import sqltypes as t
 
-    existing = {r[0] for r in conn.execute(
-        "select function_name from duckdb_functions() where function_type = 'scalar'").fetchall()}
+    existing = sql_functions.scalar_functions(conn) if existing is None else existing
     sql_functions.register("paired_tests", _arrow_paired_tests)
     sql_functions.register("pair_outcome", outcome, _arrow_outcome)
     sql_functions.register("tukey_hsd_p", tukey_hsd_pvalue, _arrow_tukey)

@@ -12,7 +12,7 @@ NULL for a NULL argument, df < 1 or p outside (0, 1)."""
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 import numpy as np
 
@@ -80,12 +80,12 @@ def _arrow_function(fn: Callable[..., np.ndarray], n: int) -> Callable[..., obje
     return arrow
 
 
-def register_duckdb_functions(conn) -> None:
-    """Every function of FUNCTIONS on a DuckDB connection (the dbt-duckdb plugin, every connection)."""
+def register_duckdb_functions(conn, existing: Collection[str] | None = None) -> None:
+    """Every function of FUNCTIONS on a DuckDB connection (the dbt-duckdb plugin, every connection); `existing`: the
+    connection's scalar functions, when the caller has read them (sql_functions.scalar_functions)."""
     from duckdb import sqltypes as t
 
-    existing = {r[0] for r in conn.execute(
-        "select function_name from duckdb_functions() where function_type = 'scalar'").fetchall()}
+    existing = sql_functions.scalar_functions(conn) if existing is None else existing
     for name, (fn, types) in FUNCTIONS.items():
         arrow = _arrow_function(fn, len(types))
         sql_functions.register(name, fn, _arrow_function)

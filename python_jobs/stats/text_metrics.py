@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 import string
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -300,12 +300,12 @@ SQL_FUNCTIONS: dict[str, tuple[Callable[..., float | None], int]] = {
 }
 
 
-def register_duckdb_functions(conn) -> None:
-    """Register the metrics on a DuckDB connection (called by the dbt-duckdb plugin for every connection)."""
+def register_duckdb_functions(conn, existing: Collection[str] | None = None) -> None:
+    """Register the metrics on a DuckDB connection (called by the dbt-duckdb plugin for every connection); `existing`:
+    the connection's scalar functions, when the caller has read them (sql_functions.scalar_functions)."""
     from duckdb import sqltypes as t
 
-    existing = {r[0] for r in conn.execute(
-        "select function_name from duckdb_functions() where function_type = 'scalar'").fetchall()}
+    existing = sql_functions.scalar_functions(conn) if existing is None else existing
     for name, (fn, n_args) in SQL_FUNCTIONS.items():
         sql_functions.register(name, fn, _arrow_udf)
         if name in existing:

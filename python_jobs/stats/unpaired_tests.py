@@ -27,7 +27,7 @@ resampled together as matrix products (python_jobs/stats/paired_tests.py's resam
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -140,15 +140,15 @@ def _arrow_comparison_test(n_shared, n_a, n_b):
                                                                     n_b.to_pylist(), strict=True)], pa.string())
 
 
-def register_duckdb_functions(conn) -> None:
+def register_duckdb_functions(conn, existing: Collection[str] | None = None) -> None:
     """`welch_tests(values_a DOUBLE[], values_b DOUBLE[], resamples INTEGER, seed BIGINT, level DOUBLE)` returning
     STRUCT(ci_low, ci_high, p_ttest DOUBLE), NULL when a list is empty or NULL; `comparison_test(n_shared BIGINT,
-    n_a BIGINT, n_b BIGINT) -> VARCHAR`. Called by the dbt-duckdb plugin for every connection."""
+    n_a BIGINT, n_b BIGINT) -> VARCHAR`. Called by the dbt-duckdb plugin for every connection; `existing`: the
+    connection's scalar functions, when the caller has read them (sql_functions.scalar_functions)."""
     import duckdb
     from duckdb import sqltypes as t
 
-    existing = {r[0] for r in conn.execute(
-        "select function_name from duckdb_functions() where function_type = 'scalar'").fetchall()}
+    existing = sql_functions.scalar_functions(conn) if existing is None else existing
     sql_functions.register("welch_tests", _arrow_welch_tests)
     sql_functions.register("comparison_test", comparison_test, _arrow_comparison_test)
     if "comparison_test" not in existing:

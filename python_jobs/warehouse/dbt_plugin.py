@@ -25,16 +25,17 @@ class Plugin(BasePlugin):
         publishing.prepare()
 
     def configure_connection(self, conn: Any) -> None:
+        existing = sql_functions.scalar_functions(conn)  # read once for the four modules below
         # rouge_l_f, token_f1, exact_match, bleu, numeric_match, numeric_gold, first_words
-        register_duckdb_functions(conn)
+        register_duckdb_functions(conn, existing)
         # paired_tests: the run comparison's bootstrap interval, paired t-test and randomization test
-        paired_tests.register_duckdb_functions(conn)
+        paired_tests.register_duckdb_functions(conn, existing)
         # welch_tests, comparison_test: the unpaired comparison of runs that share no questions, and which test
-        unpaired_tests.register_duckdb_functions(conn)
+        unpaired_tests.register_duckdb_functions(conn, existing)
         # student_t_quantile: the t-intervals of mart_sweep_parameter_effects
-        student_t.register_duckdb_functions(conn)
+        student_t.register_duckdb_functions(conn, existing)
         # sql_function_version: what the registered functions compute with (the models' run versions include it)
-        sql_functions.register_duckdb_version_function(conn)
+        sql_functions.register_duckdb_version_function(conn, existing)
 
     def configure_cursor(self, cursor: Any) -> None:
         register_duckdb_macros(cursor)
