@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
-import yaml
 
+from python_jobs.core.config import project_yaml
 from python_jobs.core.errors import InputError
 
 CONTRACTS_YML = Path(__file__).with_name("contracts.yml")
@@ -177,7 +177,7 @@ def _fits(values: Sequence[Any], dtype: pl.DataType) -> bool:
 
 
 def _load(path: Path = CONTRACTS_YML) -> dict[str, Contract]:
-    spec = yaml.safe_load(path.read_text())
+    spec = project_yaml(path)
     named: dict[str, str] = spec.get("types") or {}
     shared: dict[str, dict[str, Any]] = spec["shared_columns"]
     out: dict[str, Contract] = {}
@@ -219,7 +219,7 @@ def _load(path: Path = CONTRACTS_YML) -> dict[str, Contract]:
 @cache
 def shared_columns() -> dict[str, Column]:
     """The columns described once for every table that has them (each a docs block of its own in dbt)."""
-    spec = yaml.safe_load(CONTRACTS_YML.read_text())
+    spec = project_yaml(CONTRACTS_YML)
     named = spec.get("types") or {}
     return {name: Column(name, c["type"], *parse_type(c["type"], named), c["description"], shared=True)
             for name, c in spec["shared_columns"].items()}

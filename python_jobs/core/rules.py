@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
-import yaml
+
+from python_jobs.core.config import project_yaml
 
 RULES_YML = Path(__file__).with_name("rules.yml")
 
@@ -79,7 +80,7 @@ class Rules:
 
 
 def load(path: Path = RULES_YML) -> Rules:
-    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    raw = project_yaml(path)
 
     def values(key: str, part: str = "values") -> tuple[Value, ...]:
         return tuple(Value(str(v["name"]), str(v["label"]), tuple(v.get("crosses", ())))

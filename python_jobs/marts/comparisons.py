@@ -26,14 +26,13 @@ from collections.abc import Sequence
 
 import duckdb
 import polars as pl
-import yaml
 
-from python_jobs.core.config import PROJECT_DIR
+from python_jobs.core.config import PROJECT_DIR, project_yaml
 from python_jobs.core.errors import InputError
 from python_jobs.core.rules import GRANULARITIES
 from python_jobs.marts.published import published_connection, run
 from python_jobs.marts.reports import query_marts
-from python_jobs.stats import paired_tests, sql_functions, unpaired_tests
+from python_jobs.stats import paired_tests, unpaired_tests
 
 COLUMNS = ("run_a", "run_b", "run_kind", "dataset", "metric", "granularity", "k", "role", "stat_test", "n_questions",
            "n_a", "n_b", "mean_a", "mean_b", "delta", "wins", "ties", "losses", "ci_low", "ci_high", "p_ttest",
@@ -45,7 +44,7 @@ _KIND_NAMES = {"retrieval": "a retrieval run", "generation": "an answer run", "j
 
 def comparison_settings() -> dict[str, float]:
     """The statistics' settings: the vars run_comparison_* of dbt_project.yml, their one home, as the build reads."""
-    variables = yaml.safe_load((PROJECT_DIR / "dbt_project.yml").read_text())["vars"]
+    variables = project_yaml(PROJECT_DIR / "dbt_project.yml")["vars"]
     return {name: variables[f"run_comparison_{name}"] for name in ("resamples", "sign_flips", "seed", "level",
                                                                      "alpha")}
 
@@ -217,21 +216,23 @@ _ON_DEMAND = """
 
 
 def compare_on_demand(run_a: str, run_b: str, metrics: Sequence[str] = (), granularity: str | None = None,
-                      ks: Sequence[int] = (), con: duckdb.DuckDBPyConnection | None = None) -> pl.DataFrame:
+                      ks: Sequence[int] = ()) -> pl.DataFrame:
     """The comparisons of B with A (B - A) computed now from the published per-question scores, with the functions
     the build registers (see the module docstring): every metric, granularity and k, or those asked for (a k filters
-    retrieval rows only); the columns of mart_run_comparison. On `con`, a reader's published connection, or on one
-    of its own."""
-    if con is None:
-        with published_connection(tables=()) as own:
-            return compare_on_demand(run_a, run_b, metrics, granularity, ks, own)
+    retrieval rows only); the columns of mart_run_comparison."""
+    with published_connection(tables=()) as con:
+        return _on_demand(con, run_a, run_b, metrics, granularity, ks)
+
+
+def _on_demand(con: duckdb.DuckDBPyConnection, run_a: str, run_b: str, metrics: Sequence[str],
+               granularity: str | None, ks: Sequence[int]) -> pl.DataFrame:
+    """compare_on_demand on a published connection this module opened (so it has none of the functions yet)."""
     _check_pair(run_a, run_b, con)
     # the t-test's scipy.special loads while DuckDB reads the scores (it releases the GIL)
     paired_tests.prefetch_t_distribution()
     settings = comparison_settings()
-    existing = sql_functions.scalar_functions(con)
-    paired_tests.register_duckdb_functions(con, existing)
-    unpaired_tests.register_duckdb_functions(con, existing)
+    paired_tests.register_duckdb_functions(con, existing=())
+    unpaired_tests.register_duckdb_functions(con, existing=())
     frame = run(con, _ON_DEMAND, {"unpaired": unpaired_tests.UNPAIRED,
         "run_a": run_a, "run_b": run_b, "metrics": list(metrics), "granularity": granularity,
         "ks": [int(k) for k in ks], "resamples": int(settings["resamples"]),
@@ -258,7 +259,7 @@ def run_comparison(run_a: str, run_b: str, metrics: Sequence[str] = (), granular
             where comparison.run_a = ? and comparison.run_b = ?
         """, [run_a, run_b])
         if frame.is_empty():
-            frame = (compare_on_demand(run_a, run_b, metrics, granularity, ks, con).select(*COLUMNS)
+            frame = (_on_demand(con, run_a, run_b, metrics, granularity, ks).select(*COLUMNS)
                      .with_columns(source=pl.lit("on demand")))
         order = run(con, "select metric, display_order from dim_metrics")
     frame = (frame.join(order, on="metric", how="left")

@@ -44,7 +44,7 @@ from functools import lru_cache
 import numpy as np
 
 from python_jobs.stats import sql_functions
-from python_jobs.stats.sql_functions import arrow_array
+from python_jobs.stats.sql_functions import arrow_array, arrow_struct
 
 # elements of one block of a random matrix (rows x n): bounds the memory of one step at 8 MB of float64
 _BLOCK_ELEMENTS = 1 << 20
@@ -180,11 +180,18 @@ def _sign_flip(diffs: np.ndarray, sign_flips: int, seed: int) -> tuple[np.ndarra
     # a random sign vector is n random bits (s_i = 1 - 2 b_i): drawn as bytes, an eighth of a byte a sign, about a
     # sixth of the time of drawing a 0/1 integer each; sum(s * d) = sum(d) - 2 (b @ d)
     total = diffs.sum(axis=0)
-    for b, rows in enumerate(_blocks(sign_flips, n)):
+    sizes = list(_blocks(sign_flips, n))
+    block_hits = np.zeros((len(sizes), m), dtype=np.int64)  # counts: their sum is the same in any order
+
+    def block(b: int) -> None:
+        rows = sizes[b]
         random_bytes = _generator(seed, n, 1, b).bytes((rows * n + 7) // 8)
         bits = np.unpackbits(np.frombuffer(random_bytes, dtype=np.uint8), count=rows * n)
         flipped = total - 2.0 * (bits.reshape(rows, n).astype(np.float64) @ diffs)
-        hits += (np.abs(flipped) >= floor).sum(axis=0)
+        block_hits[b] = (np.abs(flipped) >= floor).sum(axis=0)
+
+    _in_parallel(block, len(sizes))
+    hits += block_hits.sum(axis=0)
     return (hits + 1) / (sign_flips + 1), False
 
 
@@ -354,10 +361,8 @@ def _arrow_paired_tests(diffs, resamples, sign_flips, seeds, levels):
                                                    float(level)), strict=True):
             results[i] = res
     columns = {name: [None if res is None else getattr(res, name) for res in results] for name in FIELDS}
-    mask = arrow_array([res is None for res in results], pa.bool_())
-    return pa.StructArray.from_arrays(
-        [arrow_array(columns[name], pa.bool_() if name == "randomization_exact" else pa.float64())
-         for name in FIELDS], names=list(FIELDS), mask=mask)
+    return arrow_struct({name: arrow_array(columns[name], pa.bool_() if name == "randomization_exact" else pa.float64())
+                         for name in FIELDS}, [res is None for res in results])
 
 
 def _arrow_outcome(diffs, directions):

@@ -35,7 +35,7 @@ import numpy as np
 from python_jobs.core.rules import RULES
 from python_jobs.stats import sql_functions
 from python_jobs.stats.paired_tests import percentile_interval, resample_means
-from python_jobs.stats.sql_functions import arrow_array
+from python_jobs.stats.sql_functions import arrow_array, arrow_struct
 
 PAIRED = RULES.paired_test
 UNPAIRED = RULES.unpaired_test
@@ -127,10 +127,8 @@ def _arrow_welch_tests(values_a, values_b, resamples, seeds, levels):
                                   float(level))
         for i, res in zip(rows, found, strict=True):
             results[i] = res
-    mask = arrow_array([res is None for res in results], pa.bool_())
-    return pa.StructArray.from_arrays(
-        [arrow_array([None if res is None else getattr(res, name) for res in results], pa.float64())
-         for name in FIELDS], names=list(FIELDS), mask=mask)
+    return arrow_struct({name: arrow_array([None if res is None else getattr(res, name) for res in results],
+                                           pa.float64()) for name in FIELDS}, [res is None for res in results])
 
 
 def _arrow_comparison_test(n_shared, n_a, n_b):

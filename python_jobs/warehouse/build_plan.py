@@ -24,9 +24,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
-from python_jobs.core.config import PROJECT_DIR, lake_dir, warehouse_db
+from python_jobs.core.config import PROJECT_DIR, lake_dir, project_yaml, warehouse_db
 
 STATE_NAME = "finrag_build_state.json"
 _LAKE_INTERNAL = ("_staging", "_journal", "_trash")
@@ -41,7 +39,7 @@ def state_path(home: Path) -> Path:
 def _plugin_modules(project: Path) -> list[str]:
     """The modules profiles.yml loads into dbt (its outputs' `plugins: - module: ...`)."""
     path = project / "profiles.yml"
-    profiles = yaml.safe_load(path.read_text()) if path.exists() else {}
+    profiles = project_yaml(path) if path.exists() else {}
     return sorted({plugin["module"] for profile in (profiles or {}).values() if isinstance(profile, dict)
                    for output in (profile.get("outputs") or {}).values()
                    for plugin in (output.get("plugins") or []) if "module" in plugin})
@@ -93,7 +91,7 @@ def python_closure(project: Path, modules: list[str]) -> list[Path]:
 def code_files(project: Path = PROJECT_DIR) -> list[Path]:
     """Every file a build's output depends on besides the lake (see the module docstring)."""
     config_path = project / "dbt_project.yml"
-    config = yaml.safe_load(config_path.read_text()) if config_path.exists() else {}
+    config = project_yaml(config_path) if config_path.exists() else {}
     dirs = sorted({d for key, value in (config or {}).items() if key.endswith("-paths") and key not in _OUTPUT_PATHS
                    for d in ([value] if isinstance(value, str) else value or [])})
     files = [project / "dbt_project.yml", project / "profiles.yml"]
@@ -107,7 +105,7 @@ def code_signature(project: Path = PROJECT_DIR) -> str:
     dbt directories and of the packages its dbt plugins are in): equal to the last build's, the code is unchanged
     without reading a byte of it (what a no-op build spent most of its time on); different, `code_hash` decides."""
     config_path = project / "dbt_project.yml"
-    config = yaml.safe_load(config_path.read_text()) if config_path.exists() else {}
+    config = project_yaml(config_path) if config_path.exists() else {}
     dirs = sorted({d for key, value in (config or {}).items() if key.endswith("-paths") and key not in _OUTPUT_PATHS
                    for d in ([value] if isinstance(value, str) else value or [])})
     packages = sorted({m.split(".")[0] for m in _plugin_modules(project)})

@@ -54,7 +54,8 @@ def test_the_check_sees_a_heavy_import() -> None:
 
 def test_the_statistics_of_an_on_demand_compare_import_neither_pandas_nor_scipy_stats() -> None:
     # the functions `finrag compare` registers on its query (a pair no mart holds), called as its query calls them:
-    # pyarrow's pa.array imports pandas and scipy.stats takes ~1 CPU-s, together most of that read's second once
+    # pyarrow's pa.array imports pandas and scipy.stats takes ~1 CPU-s, together most of that read's second once;
+    # pa.StructArray.from_arrays with a mask imports pyarrow.compute (~30 ms)
     modules = modules_after(
         "import duckdb\nfrom python_jobs.stats import paired_tests, unpaired_tests\n"
         "con = duckdb.connect()\npaired_tests.register_duckdb_functions(con)\n"
@@ -64,4 +65,4 @@ def test_the_statistics_of_an_on_demand_compare_import_neither_pandas_nor_scipy_
         "welch_tests([0.1, 0.2], [0.3, 0.1, 0.2], 100, 1, 0.95), comparison_test(0, 2, 3)\").fetchall()[0]\n"
         "assert row[0]['p_ttest'] is not None and row[1] == 'win' and 0 < row[2] < 1 and 0 < row[3] < 1, row\n"
         "assert row[4]['ci_low'] is not None and row[5] == 'welch_t', row")
-    assert "pandas" not in modules and "scipy.stats" not in modules
+    assert "pandas" not in modules and "scipy.stats" not in modules and "pyarrow.compute" not in modules

@@ -1,6 +1,6 @@
 """sql_functions' versions of outside libraries: the version of the distribution that installs the module (what
 importlib.metadata.packages_distributions says), found by the module's name alone, without importing it; and the
-UDFs' Arrow results built from buffers (arrow_array) equal to pyarrow's own pa.array."""
+UDFs' Arrow results built from buffers (arrow_array, arrow_struct) equal to pyarrow's own."""
 
 from __future__ import annotations
 
@@ -46,3 +46,17 @@ def test_arrow_array_equals_pyarrows_own(values, arrow_type: str, mask) -> None:
     got = arrow_array(values, t, mask=mask)
     got.validate(full=True)
     assert got.equals(pa.array(values, type=t, mask=mask)), got
+
+
+@pytest.mark.parametrize("mask", [[False, True, False], [False, False, False], [True, True, True]])
+def test_arrow_struct_equals_pyarrows_own(mask: list[bool]) -> None:
+    import pyarrow as pa
+
+    from python_jobs.stats.sql_functions import arrow_array, arrow_struct
+
+    children = {"ci_low": arrow_array([0.1, None, -2.5], pa.float64()),
+                "exact": arrow_array([True, False, None], pa.bool_())}
+    got = arrow_struct(children, mask)
+    got.validate(full=True)
+    want = pa.StructArray.from_arrays(list(children.values()), names=list(children), mask=pa.array(mask))
+    assert got.equals(want) and got.to_pylist() == want.to_pylist(), got
