@@ -16,7 +16,6 @@ from python_jobs.gate.spec import WHOLE_SET, GateFile, GateMetric, read_gate
 from python_jobs.gate.verdicts import NOT_TESTED, PAIRED_SCHEMA, gate_statistics, gate_verdict
 from python_jobs.marts.comparisons import NO_SCORES, comparison_settings, scored_runs
 from python_jobs.marts.published import not_published, published_connection, run
-from python_jobs.stats.paired_tests import prefetch_t_distribution
 from python_jobs.stats.unpaired_tests import PAIRED, UNPAIRED
 
 BEST = "best"
@@ -222,7 +221,6 @@ def evaluate_gate(gate_file: str | Path, candidate: str, baseline: str | None = 
     check = _Checker(file)
     settings = comparison_settings()
     alpha = gate.alpha if gate.alpha is not None else float(settings["alpha"])
-    prefetch_t_distribution()  # the t-test's scipy.special loads while DuckDB and polars read the scores
     with published_connection(tables=()) as con:  # `run` makes the views of the tables each query names
         try:
             found = scored_runs([candidate], con).get(candidate)
