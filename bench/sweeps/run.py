@@ -156,11 +156,17 @@ def land(home: Path, work: Path, data: Dataset, runs: range, last: int, n_result
 
 
 def timed_build(home: Path, label: str) -> dict:
+    results = home / "dbt_target" / "run_results.json"
+    before = results.stat().st_mtime_ns if results.exists() else None
     wall, peak, _ = finrag(home, "build")
+    if not results.exists() or results.stat().st_mtime_ns == before:
+        # a no-op build does not start dbt: the run_results.json there is an earlier build's, not this one's
+        print(f"{label}: finrag build {wall:.2f}s (a no-op: dbt did not run)  [{load()}]", flush=True)
+        return {"wall": wall, "peak": peak, "dbt": 0.0, "nodes": 0, "top": []}
     figures = {"wall": wall, "peak": peak, **build_figures(home)}
     # kept beside the work files: the next build overwrites it, and per-node times are what explain a ratio
     kept = home.parent / "files" / f"run_results.{label.replace(' ', '_')}.json"
-    shutil.copy(home / "dbt_target" / "run_results.json", kept)
+    shutil.copy(results, kept)
     print(f"{label}: finrag build {wall:.2f}s (dbt {figures['dbt']:.2f}s, {figures['nodes']} nodes, peak "
           f"{peak or float('nan'):.0f} MiB)  [{load()}]", flush=True)
     return figures
