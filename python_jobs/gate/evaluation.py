@@ -15,7 +15,7 @@ from python_jobs.core.errors import InputError
 from python_jobs.gate.spec import WHOLE_SET, GateFile, GateMetric, read_gate
 from python_jobs.gate.verdicts import NOT_TESTED, PAIRED_SCHEMA, gate_statistics, gate_verdict
 from python_jobs.marts.comparisons import NO_SCORES, comparison_settings, scored_runs
-from python_jobs.marts.published import not_published, published_connection, run
+from python_jobs.marts.published import published_connection, run
 from python_jobs.stats.unpaired_tests import PAIRED, UNPAIRED
 
 BEST = "best"
@@ -222,10 +222,7 @@ def evaluate_gate(gate_file: str | Path, candidate: str, baseline: str | None = 
     settings = comparison_settings()
     alpha = gate.alpha if gate.alpha is not None else float(settings["alpha"])
     with published_connection(tables=()) as con:  # `run` makes the views of the tables each query names
-        try:
-            found = scored_runs([candidate], con).get(candidate)
-        except duckdb.CatalogException as exc:
-            raise not_published(exc) from None
+        found = scored_runs([candidate], con).get(candidate)  # `run`: an unpublished table is NotPublished
         if found is None:
             raise check.option(f"candidate {candidate!r} {NO_SCORES}", "--candidate")
         kind, dataset = found

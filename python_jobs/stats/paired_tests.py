@@ -117,6 +117,11 @@ def resample_means(values: np.ndarray, resamples: int, seed: int, stream: int) -
     columns = np.ascontiguousarray(values.T)
     means = np.empty((m, resamples))  # one row of resample means per comparison
     starts = list(itertools.accumulate(_blocks(resamples, n), initial=0))
+    # the rows of picks counted at once (see _SLICED_COLUMNS) and each row's offset into their flat counts; the
+    # first block is the largest
+    largest = starts[1] if len(starts) > 1 else 1
+    step = largest if m > _SLICED_COLUMNS else min(largest, max(16, _SLICE_ELEMENTS // n))
+    offsets = (np.arange(step, dtype=np.int64) * n)[:, None]
 
     def block(b: int) -> None:
         done, rows = starts[b], starts[b + 1] - starts[b]
@@ -127,8 +132,6 @@ def resample_means(values: np.ndarray, resamples: int, seed: int, stream: int) -
             return
         # how often each question is drawn in each resample: the resample mean is d @ counts / n, one BLAS product
         # for every column
-        step = rows if m > _SLICED_COLUMNS else max(16, _SLICE_ELEMENTS // n)
-        offsets = (np.arange(min(step, rows), dtype=np.int64) * n)[:, None]
         for start in range(0, rows, step):
             part = picks[start:start + step]
             k = part.shape[0]
@@ -179,12 +182,10 @@ def _sign_flip(diffs: np.ndarray, sign_flips: int, seed: int) -> tuple[np.ndarra
     n, m = diffs.shape
     observed = np.abs(diffs.sum(axis=0))
     floor = observed - _TIE_TOLERANCE * np.abs(diffs).sum(axis=0)
-    hits = np.zeros(m, dtype=np.int64)
     if 2 ** n <= sign_flips:
         codes = np.arange(2 ** n)[:, None] >> np.arange(n)[None, :]
         signs = 1.0 - 2.0 * (codes & 1)
-        hits += (np.abs(signs @ diffs) >= floor).sum(axis=0)
-        return hits / 2 ** n, True
+        return (np.abs(signs @ diffs) >= floor).sum(axis=0) / 2 ** n, True
     # a random sign vector is n random bits (s_i = 1 - 2 b_i): drawn as bytes, an eighth of a byte a sign, about a
     # sixth of the time of drawing a 0/1 integer each; sum(s * d) = sum(d) - 2 (b @ d)
     total = diffs.sum(axis=0)
@@ -199,8 +200,7 @@ def _sign_flip(diffs: np.ndarray, sign_flips: int, seed: int) -> tuple[np.ndarra
         block_hits[b] = (np.abs(flipped) >= floor).sum(axis=0)
 
     _in_parallel(block, len(sizes))
-    hits += block_hits.sum(axis=0)
-    return (hits + 1) / (sign_flips + 1), False
+    return (block_hits.sum(axis=0) + 1) / (sign_flips + 1), False
 
 
 def paired_tests_batch(diffs: Sequence[Sequence[float]], resamples: int, sign_flips: int, seed: int,

@@ -173,12 +173,12 @@ def test_sql_function_equals_python() -> None:
         con.close()
 
 
-@pytest.mark.parametrize("m", [1, 3])
+@pytest.mark.parametrize("m", [1, 3, 40])
 def test_blocks_drawn_in_parallel_give_the_serial_result(m: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """5,000 questions: 48 blocks of draws, each from its own generator into its own slice, BLAS at one thread a
     block in the pool or not, so the cores a machine has (threads or not) change nothing, bit for bit: with one
-    column (gathered) and with three (one BLAS product a block); the interval is still the bootstrap's (scipy,
-    Monte-Carlo error as above)."""
+    column (gathered), three (counted a cache-sized slice of rows at a time) and 40 (a whole block at a time); the
+    interval is still the bootstrap's (scipy, Monte-Carlo error as above)."""
     from python_jobs.stats import paired_tests as module
 
     a, b = score_pairs(7, 5000, "continuous")
@@ -194,3 +194,18 @@ def test_blocks_drawn_in_parallel_give_the_serial_result(m: int, monkeypatch: py
     standard_error = diffs[:, 0].std(ddof=1) / math.sqrt(5000)
     assert low[0] == pytest.approx(reference.confidence_interval.low, abs=0.2 * standard_error)
     assert high[0] == pytest.approx(reference.confidence_interval.high, abs=0.2 * standard_error)
+
+
+def test_gathered_sliced_and_whole_block_resampling_agree() -> None:
+    # the three ways resample_means sums the same draws (1 column; up to _SLICED_COLUMNS; more) give each column
+    # the same resample means, to the last bits BLAS may sum in another order
+    from python_jobs.stats import paired_tests as module
+
+    a, b = score_pairs(11, 2000, "continuous")
+    wide = np.column_stack([b - a + 0.01 * j for j in range(module._SLICED_COLUMNS + 8)])
+    args = (SETTINGS["resamples"], SETTINGS["seed"], 0)
+    gathered = module.resample_means(wide[:, :1], *args)
+    sliced = module.resample_means(wide[:, :3], *args)
+    whole = module.resample_means(wide, *args)
+    assert np.abs(sliced[0] - gathered[0]).max() <= 1e-14
+    assert np.abs(whole[:3] - sliced).max() <= 1e-14
