@@ -97,5 +97,6 @@ def main() -> None:
     print(f"saved {args.out}: epoch losses {', '.join(f'{x:.4f}' for x in losses)}, "
           f"{time.perf_counter() - t0:.0f} s", flush=True)
 
+
 if __name__ == "__main__":
     main()
