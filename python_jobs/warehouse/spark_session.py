@@ -24,10 +24,9 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
-import yaml
 from jinja2 import Environment
 
-from python_jobs.core.config import HOME_ENV, PROJECT_DIR, lake_dir, warehouse_home
+from python_jobs.core.config import HOME_ENV, PROJECT_DIR, lake_dir, project_yaml, warehouse_home
 from python_jobs.core.contracts import CONTRACTS
 from python_jobs.core.errors import InputError
 from python_jobs.core.lake import ensure_placeholders
@@ -50,7 +49,7 @@ def spark_conf(home: Path) -> dict[str, str]:
         return value
 
     env.globals["env_var"] = env_var
-    profile = yaml.safe_load((PROJECT_DIR / "profiles.yml").read_text())
+    profile = project_yaml(PROJECT_DIR / "profiles.yml")
     params = profile["finrag"]["outputs"][TARGET]["server_side_parameters"]
     return {key: env.from_string(str(value)).render() for key, value in params.items()}
 
